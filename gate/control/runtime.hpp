@@ -1,0 +1,46 @@
+// Everything a daemon serves for one root except the filesystem: the lock on
+// .longrun, state, memory, ledger, audit, the service, the event bus and the
+// control socket. The filesystem asks gate() before every mutation.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gate/gate.hpp"
+
+namespace leasefs::gate {
+
+struct RuntimeOptions {
+  std::string socket_path;  // empty: default_socket_path(root)
+  std::vector<uid_t> approver_uids;
+  std::vector<gid_t> approver_gids;
+};
+
+class Runtime {
+ public:
+  // Takes the root's lock (Error{root_locked} names the holder), loads state
+  // (Error{state_corrupt}), revokes any lease left by a previous run, opens memory.
+  // `root_fd` must reach the tree underneath (opened before any mount over it).
+  Runtime(int root_fd, std::string root_path, RuntimeOptions options);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  Gate& gate() noexcept;
+  const std::string& socket_path() const noexcept;
+
+  // Binds the control socket and serves it on background threads; throws
+  // Error{io_error} with a clear message when the socket cannot be created.
+  void start_control();
+  // Stops serving; idempotent. Called before the filesystem goes away.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace leasefs::gate

@@ -1,0 +1,66 @@
+#include "gate/decision.hpp"
+
+#include "gate/glob.hpp"
+
+namespace leasefs::gate {
+
+std::string_view to_string(DenyReason reason) noexcept {
+  switch (reason) {
+    case DenyReason::kNone: return "allowed";
+    case DenyReason::kNoTask: return "no_task";
+    case DenyReason::kNotInProgress: return "not_in_progress";
+    case DenyReason::kNoLease: return "no_lease";
+    case DenyReason::kStaleLease: return "stale_lease";
+    case DenyReason::kExpired: return "expired";
+    case DenyReason::kOutOfScope: return "out_of_scope";
+    case DenyReason::kProtectedPath: return "protected_path";
+  }
+  return "unknown";
+}
+
+bool is_protected_path(std::string_view path) noexcept {
+  constexpr std::string_view kDir = ".longrun";
+  return path.starts_with(kDir) && (path.size() == kDir.size() || path[kDir.size()] == '/');
+}
+
+namespace {
+
+bool covers_path(const Grant& grant, std::string_view path) noexcept {
+  if (grant.paths.empty()) return true;
+  for (const auto& pattern : grant.paths) {
+    if (glob_match(pattern, path)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Decision decide(const GateSnapshot& snapshot, Op op, std::string_view path,
+                const Caller& /*caller*/, int64_t now_ms) noexcept {
+  // .longrun/ is the daemon's own; no lease opens it (I5).
+  if (is_protected_path(path)) return {false, DenyReason::kProtectedPath};
+  if (!snapshot.has_task) return {false, DenyReason::kNoTask};
+  if (snapshot.status != TaskStatus::kInProgress) return {false, DenyReason::kNotInProgress};
+
+  // Report the most specific reason: a grant for this turn that did not fit
+  // beats an expired one, which beats one from another turn (I3).
+  DenyReason reason = DenyReason::kNoLease;
+  for (const Grant& grant : snapshot.grants) {
+    if (grant.turn != snapshot.turn) {
+      if (reason == DenyReason::kNoLease) reason = DenyReason::kStaleLease;
+      continue;
+    }
+    if (grant.expires_ms && now_ms >= *grant.expires_ms) {
+      if (reason != DenyReason::kOutOfScope) reason = DenyReason::kExpired;
+      continue;
+    }
+    if ((grant.ops & op_class(op)) == 0 || !covers_path(grant, path)) {
+      reason = DenyReason::kOutOfScope;
+      continue;
+    }
+    return {true, DenyReason::kNone, &grant};
+  }
+  return {false, reason};
+}
+
+}  // namespace leasefs::gate

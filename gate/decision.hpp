@@ -1,0 +1,60 @@
+// The gate decision: a pure function of an immutable snapshot and (op, path,
+// caller). No I/O, no locks, no allocation on the allow path.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "gate/grant.hpp"
+#include "gate/op.hpp"
+#include "gate/task_status.hpp"
+
+namespace leasefs::gate {
+
+enum class DenyReason : uint8_t {
+  kNone,
+  kNoTask,
+  kNotInProgress,
+  kNoLease,
+  kStaleLease,
+  kExpired,
+  kOutOfScope,
+  kProtectedPath,
+};
+
+std::string_view to_string(DenyReason reason) noexcept;
+
+struct Caller {
+  pid_t pid = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+// What the gate needs to know, frozen at publication time.
+struct GateSnapshot {
+  uint64_t version = 0;  // grows with every publication
+  bool has_task = false;
+  TaskStatus status = TaskStatus::kPending;
+  uint64_t turn = 0;
+  std::vector<Grant> grants;
+  // True when some current grant is narrowed by path, so the caller must
+  // resolve the path; otherwise only the protected-path check needs it.
+  bool needs_path = false;
+};
+
+struct Decision {
+  bool allowed = false;
+  DenyReason reason = DenyReason::kNone;
+  const Grant* grant = nullptr;  // the covering grant when allowed; lives as long as the snapshot
+};
+
+// `path` is relative to the root ("" for the root itself, "src/a.c").
+bool is_protected_path(std::string_view path) noexcept;
+
+Decision decide(const GateSnapshot& snapshot, Op op, std::string_view path, const Caller& caller,
+                int64_t now_ms) noexcept;
+
+}  // namespace leasefs::gate

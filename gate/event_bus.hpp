@@ -1,0 +1,53 @@
+// Events of the control plane (turns, grants, refusals, ...) fanned out to every
+// subscriber: `watch` connections and the audit writer. Publishing never blocks on
+// a slow subscriber: each has a bounded queue that drops its oldest events and
+// says how many it dropped.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace leasefs::gate {
+
+class EventQueue {
+ public:
+  explicit EventQueue(size_t capacity) : capacity_(capacity) {}
+
+  // Next event, or nullopt after `timeout` or once closed and drained.
+  std::optional<nlohmann::json> pop(std::chrono::milliseconds timeout);
+  void push(const nlohmann::json& event);
+  void close();
+  bool closed() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<nlohmann::json> events_;
+  size_t capacity_;
+  uint64_t dropped_ = 0;
+  bool closed_ = false;
+};
+
+class EventBus {
+ public:
+  // Every event gets "type" and "ts_ms" if missing, and a growing "seq".
+  void publish(nlohmann::json event);
+  std::shared_ptr<EventQueue> subscribe(size_t capacity = 1024);
+  void unsubscribe(const std::shared_ptr<EventQueue>& queue);
+  void close_all();
+
+ private:
+  std::mutex mu_;
+  uint64_t seq_ = 0;
+  std::vector<std::shared_ptr<EventQueue>> queues_;
+};
+
+}  // namespace leasefs::gate

@@ -1,0 +1,84 @@
+#include "gate/gate.hpp"
+
+#include <fcntl.h>
+
+#include <chrono>
+
+namespace leasefs::gate {
+
+int64_t now_ms() noexcept {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string process_name(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/comm";
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return "?";
+  char buf[64];
+  ssize_t n = ::read(fd.get(), buf, sizeof buf);
+  if (n <= 0) return "?";
+  std::string name(buf, static_cast<size_t>(n));
+  while (!name.empty() && name.back() == '\n') name.pop_back();
+  return name;
+}
+
+Gate::Gate() : cell_(std::make_unique<const GateSnapshot>()) {}
+
+Verdict Gate::check(Op op, std::string_view path, const Caller& caller) const noexcept {
+  auto snap = cell_.read();
+  Decision d = decide(*snap, op, path, caller, now_ms());
+  Verdict v{d.allowed, d.reason, {}};
+  if (d.grant) v.grant_id = d.grant->id;
+  return v;
+}
+
+bool Gate::needs_path() const noexcept { return cell_.read()->needs_path; }
+
+void Gate::publish(GateSnapshot snapshot) {
+  snapshot.needs_path = false;
+  for (const auto& g : snapshot.grants) {
+    if (g.turn == snapshot.turn && !g.paths.empty()) snapshot.needs_path = true;
+  }
+  cell_.publish(std::make_unique<const GateSnapshot>(std::move(snapshot)));
+}
+
+void Gate::set_sink(GateEventSink* sink) noexcept { sink_.store(sink); }
+
+void Gate::report_refusal(Op op, std::string_view path, const Caller& caller,
+                          DenyReason reason) noexcept {
+  try {
+    const int64_t now = now_ms();
+    uint64_t count = 1;
+    {
+      std::string key = std::to_string(caller.pid) + '/' + std::string(op_name(op)) + '/' +
+                        std::string(path);
+      std::lock_guard lock(recent_mu_);
+      if (recent_.size() > 4096) std::erase_if(recent_, [&](const auto& kv) {
+          return now - kv.second.first_ms >= kCoalesceWindowMs;
+        });
+      auto [it, inserted] = recent_.try_emplace(std::move(key), RecentRefusal{now, 0});
+      if (!inserted) {
+        if (now - it->second.first_ms < kCoalesceWindowMs) {
+          ++it->second.suppressed;
+          return;
+        }
+        // Window over: this event also stands for the ones counted meanwhile.
+        count += it->second.suppressed;
+        it->second = RecentRefusal{now, 0};
+      }
+    }
+    GateEventSink* sink = sink_.load();
+    if (!sink) return;
+    sink->on_refusal(Refusal{op, std::string(path), caller, process_name(caller.pid), reason,
+                             count, now});
+  } catch (...) {
+    // Reporting must never turn a refusal into a crash of the filesystem thread.
+  }
+}
+
+void Gate::report_write_closed(WriteClosed closed) noexcept {
+  if (GateEventSink* sink = sink_.load()) sink->on_write_closed(std::move(closed));
+}
+
+}  // namespace leasefs::gate

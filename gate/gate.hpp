@@ -1,0 +1,94 @@
+// The gate as the filesystem sees it: a lock-free check against the published
+// snapshot, and two reports flowing the other way (refusals, files closed after
+// a leased write). The control plane publishes snapshots and consumes the reports.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "gate/decision.hpp"
+#include "gate/snapshot_cell.hpp"
+#include "gate/unique_fd.hpp"
+
+namespace leasefs::gate {
+
+struct Refusal {
+  Op op = Op::kWrite;
+  std::string path;  // relative to the root
+  Caller caller;
+  std::string process;  // /proc/<pid>/comm, resolved by the gate
+  DenyReason reason = DenyReason::kNone;
+  uint64_t count = 1;  // how many identical refusals this event stands for
+  int64_t at_ms = 0;
+};
+
+struct WriteClosed {
+  std::string path;  // relative to the root, as opened
+  uint64_t bytes_written = 0;
+  std::string grant_id;  // the grant the file was opened under
+  Caller caller;
+  UniqueFd content;  // read-only fd on the file underneath, for hashing; may be empty
+};
+
+// Implemented by the control plane. Called from filesystem threads: must not block
+// for long (queue and return).
+class GateEventSink {
+ public:
+  virtual ~GateEventSink() = default;
+  virtual void on_refusal(Refusal refusal) noexcept = 0;
+  virtual void on_write_closed(WriteClosed closed) noexcept = 0;
+};
+
+struct Verdict {
+  bool allowed = false;
+  DenyReason reason = DenyReason::kNone;
+  std::string grant_id;  // covering grant when allowed
+};
+
+class Gate {
+ public:
+  Gate();
+
+  // Hot path for every mutation; lock-free. Path relative to the root.
+  Verdict check(Op op, std::string_view path, const Caller& caller) const noexcept;
+
+  // Whether check() needs a real path beyond the protected-path test: true when a
+  // grant in force is narrowed by path globs. Lets the filesystem skip path work.
+  bool needs_path() const noexcept;
+
+  SnapshotCell<GateSnapshot>::ReadGuard snapshot() const noexcept { return cell_.read(); }
+
+  // Control plane side. When publish() returns, no check that starts afterwards
+  // sees the previous snapshot (I6).
+  void publish(GateSnapshot snapshot);
+
+  void set_sink(GateEventSink* sink) noexcept;  // nullptr detaches
+
+  // Filesystem side. Refusals with the same (pid, op, path) within the coalescing
+  // window are counted, not repeated.
+  void report_refusal(Op op, std::string_view path, const Caller& caller,
+                      DenyReason reason) noexcept;
+  void report_write_closed(WriteClosed closed) noexcept;
+
+  static constexpr int64_t kCoalesceWindowMs = 2000;
+
+ private:
+  SnapshotCell<GateSnapshot> cell_;
+  std::atomic<GateEventSink*> sink_{nullptr};
+
+  struct RecentRefusal {
+    int64_t first_ms = 0;
+    uint64_t suppressed = 0;
+  };
+  std::mutex recent_mu_;
+  std::unordered_map<std::string, RecentRefusal> recent_;  // key: pid/op/path
+};
+
+int64_t now_ms() noexcept;
+std::string process_name(pid_t pid);
+
+}  // namespace leasefs::gate

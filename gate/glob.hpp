@@ -1,0 +1,11 @@
+// Path globs for grants: `*` and `?` stay within one path component, `**` spans
+// any number of components. Paths are relative to the root, '/'-separated.
+#pragma once
+
+#include <string_view>
+
+namespace leasefs::gate {
+
+bool glob_match(std::string_view pattern, std::string_view path) noexcept;
+
+}  // namespace leasefs::gate

@@ -1,0 +1,38 @@
+// state.json and pending_checkpoint.json inside .longrun/ (I7): every write is
+// atomic (temp file, fsync, rename, fsync of the directory); an unreadable or
+// invalid state is StateCorrupt and the file is left as it was.
+#pragma once
+
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "gate/longrun_dir.hpp"
+#include "gate/task_state.hpp"
+
+namespace leasefs::gate {
+
+class StateStore {
+ public:
+  explicit StateStore(const LongrunDir& dir) : dir_(dir) {}
+
+  // nullopt when there is no state.json (a fresh root). Any lease in the file is
+  // revoked on the way in: a restart never inherits writes (I3).
+  // Throws Error{state_corrupt} naming the file and what is wrong.
+  std::optional<TaskState> load() const;
+  void save(const TaskState& state) const;
+
+  std::optional<nlohmann::json> load_pending_checkpoint() const;
+  void save_pending_checkpoint(const nlohmann::json& checkpoint) const;
+  void clear_pending_checkpoint() const;
+
+  // Writes `content` to .longrun/<name> atomically (also used for status.md).
+  void write_file(const char* name, std::string_view content) const;
+
+  const LongrunDir& dir() const noexcept { return dir_; }
+
+ private:
+  const LongrunDir& dir_;
+};
+
+}  // namespace leasefs::gate
