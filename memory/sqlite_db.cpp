@@ -1,0 +1,255 @@
+#include "memory/sqlite_db.hpp"
+
+#include <sqlite3.h>
+
+#include <thread>
+
+#include "memory/memory_error.hpp"
+
+namespace leasefs::memory {
+namespace {
+
+std::string describe(sqlite3* db, int rc, std::string_view what, const std::string& path) {
+  std::string message = "sqlite: ";
+  message += what;
+  message += " failed on ";
+  message += path;
+  message += ": ";
+  // sqlite3_errmsg describes the most recent failure on the connection; the
+  // result code is the authority when they disagree (e.g. after a close).
+  message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  message += " (code ";
+  message += std::to_string(rc);
+  message += ")";
+  return message;
+}
+
+bool is_busy(int rc) {
+  const int primary = rc & 0xff;
+  return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
+
+}  // namespace
+
+// ---- Statement ----
+
+Statement::Statement(sqlite3* db, std::string_view sql, std::string db_path)
+    : db_(db), db_path_(std::move(db_path)) {
+  const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string what = "prepare \"";
+    what += sql;
+    what += "\"";
+    throw MemoryError(describe(db_, rc, what, db_path_));
+  }
+}
+
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
+
+Statement::Statement(Statement&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)),
+      stmt_(std::exchange(other.stmt_, nullptr)),
+      db_path_(std::move(other.db_path_)) {}
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+  if (this != &other) {
+    sqlite3_finalize(stmt_);
+    db_ = std::exchange(other.db_, nullptr);
+    stmt_ = std::exchange(other.stmt_, nullptr);
+    db_path_ = std::move(other.db_path_);
+  }
+  return *this;
+}
+
+void Statement::fail(int rc, std::string_view what) const {
+  std::string full(what);
+  if (const char* sql = sqlite3_sql(stmt_)) {
+    full += " \"";
+    full += sql;
+    full += "\"";
+  }
+  throw MemoryError(describe(db_, rc, full, db_path_));
+}
+
+Statement& Statement::bind(int index, std::int64_t value) {
+  if (const int rc = sqlite3_bind_int64(stmt_, index, value); rc != SQLITE_OK) fail(rc, "bind");
+  return *this;
+}
+
+Statement& Statement::bind(int index, double value) {
+  if (const int rc = sqlite3_bind_double(stmt_, index, value); rc != SQLITE_OK) fail(rc, "bind");
+  return *this;
+}
+
+Statement& Statement::bind(int index, std::string_view value) {
+  // SQLITE_TRANSIENT: SQLite copies the bytes, so the caller's buffer may go.
+  const int rc =
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  if (rc != SQLITE_OK) fail(rc, "bind");
+  return *this;
+}
+
+Statement& Statement::bind_null(int index) {
+  if (const int rc = sqlite3_bind_null(stmt_, index); rc != SQLITE_OK) fail(rc, "bind");
+  return *this;
+}
+
+bool Statement::step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  fail(rc, "step");
+}
+
+void Statement::run() {
+  while (step()) {
+  }
+}
+
+void Statement::reset() {
+  // sqlite3_reset repeats the error of the last step; that error was already
+  // reported by step(), so it is not reported twice here.
+  sqlite3_reset(stmt_);
+  if (const int rc = sqlite3_clear_bindings(stmt_); rc != SQLITE_OK) fail(rc, "clear bindings");
+}
+
+std::int64_t Statement::column_int64(int column) const {
+  return sqlite3_column_int64(stmt_, column);
+}
+
+double Statement::column_double(int column) const {
+  return sqlite3_column_double(stmt_, column);
+}
+
+std::string Statement::column_text(int column) const {
+  const auto* text = sqlite3_column_text(stmt_, column);
+  if (text == nullptr) {
+    if (sqlite3_errcode(db_) == SQLITE_NOMEM) fail(SQLITE_NOMEM, "column_text");
+    return {};
+  }
+  const int size = sqlite3_column_bytes(stmt_, column);
+  return std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size));
+}
+
+bool Statement::column_is_null(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+
+// ---- SqliteDb ----
+
+SqliteDb::SqliteDb(std::string path, Options options) : path_(std::move(path)), options_(options) {
+  // FULLMUTEX: a connection may be shared by threads; the classes above also
+  // serialize their own use. SQLite opens its files with O_CLOEXEC itself.
+  int flags = SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE;
+  flags |= options_.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = describe(db_, rc, "open", path_);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw MemoryError(message);
+  }
+  try {
+    if (const int brc = sqlite3_busy_timeout(db_, static_cast<int>(options_.busy_timeout.count()));
+        brc != SQLITE_OK) {
+      fail(brc, "busy_timeout");
+    }
+    exec("PRAGMA foreign_keys = ON");
+    if (!options_.read_only && path_ != ":memory:" && !path_.empty()) {
+      // Switching to WAL needs a brief exclusive lock and does not always go
+      // through the busy handler, so retry by hand within the busy timeout.
+      const auto deadline = std::chrono::steady_clock::now() + options_.busy_timeout;
+      for (;;) {
+        char* error = nullptr;
+        const int wrc = sqlite3_exec(db_, "PRAGMA journal_mode = WAL", nullptr, nullptr, &error);
+        sqlite3_free(error);
+        if (wrc == SQLITE_OK) break;
+        if (!is_busy(wrc) || std::chrono::steady_clock::now() >= deadline) {
+          fail(wrc, "PRAGMA journal_mode = WAL");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      if (journal_mode() != "wal") {
+        throw MemoryError("sqlite: could not switch " + path_ + " to WAL mode");
+      }
+    }
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+SqliteDb::~SqliteDb() {
+  // Statements are finalized before their connection is closed (they are
+  // scoped to calls), so close cannot report SQLITE_BUSY here.
+  sqlite3_close(db_);
+}
+
+SqliteDb::SqliteDb(SqliteDb&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)),
+      path_(std::move(other.path_)),
+      options_(other.options_) {}
+
+SqliteDb& SqliteDb::operator=(SqliteDb&& other) noexcept {
+  if (this != &other) {
+    sqlite3_close(db_);
+    db_ = std::exchange(other.db_, nullptr);
+    path_ = std::move(other.path_);
+    options_ = other.options_;
+  }
+  return *this;
+}
+
+void SqliteDb::fail(int rc, std::string_view what) const {
+  throw MemoryError(describe(db_, rc, what, path_));
+}
+
+void SqliteDb::exec(std::string_view sql) {
+  const std::string text(sql);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error);
+  sqlite3_free(error);
+  if (rc != SQLITE_OK) {
+    std::string what = "exec \"";
+    what += sql.substr(0, 120);
+    what += "\"";
+    fail(rc, what);
+  }
+}
+
+Statement SqliteDb::prepare(std::string_view sql) {
+  return Statement(db_, sql, path_);
+}
+
+std::int64_t SqliteDb::changes() const {
+  return sqlite3_changes64(db_);
+}
+
+std::string SqliteDb::journal_mode() {
+  auto stmt = prepare("PRAGMA journal_mode");
+  return stmt.step() ? stmt.column_text(0) : std::string{};
+}
+
+void SqliteDb::begin() {
+  if (sqlite3_get_autocommit(db_) == 0) {
+    throw MemoryError("sqlite: nested transaction on " + path_);
+  }
+  exec("BEGIN IMMEDIATE");
+}
+
+void SqliteDb::commit() {
+  exec("COMMIT");
+}
+
+void SqliteDb::rollback_noexcept() noexcept {
+  // After some errors SQLite has already rolled back; only roll back if a
+  // transaction is still open.
+  if (sqlite3_get_autocommit(db_) == 0) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+}
+
+}  // namespace leasefs::memory

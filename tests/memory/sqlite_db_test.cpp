@@ -1,0 +1,105 @@
+#include "memory/sqlite_db.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "memory/memory_error.hpp"
+#include "memory/schema.hpp"
+#include "temp_dir.hpp"
+
+namespace leasefs::memory {
+namespace {
+
+TEST(SqliteDb, OpensFileInWalMode) {
+  testing::TempDir dir;
+  SqliteDb db = open_database(dir.file("memory.db"));
+  EXPECT_EQ(db.journal_mode(), "wal");
+  EXPECT_EQ(schema_version(db), schema_version_latest());
+}
+
+TEST(SqliteDb, InMemoryWorks) {
+  SqliteDb db = open_database(":memory:");
+  EXPECT_EQ(schema_version(db), schema_version_latest());
+}
+
+TEST(SqliteDb, ForeignKeysAreOn) {
+  SqliteDb db(":memory:");
+  auto stmt = db.prepare("PRAGMA foreign_keys");
+  ASSERT_TRUE(stmt.step());
+  EXPECT_EQ(stmt.column_int64(0), 1);
+}
+
+TEST(SqliteDb, MigrationIsIdempotentAcrossReopen) {
+  testing::TempDir dir;
+  { SqliteDb db = open_database(dir.file("memory.db")); }
+  SqliteDb db = open_database(dir.file("memory.db"));
+  auto stmt = db.prepare("SELECT COUNT(*) FROM schema_version");
+  ASSERT_TRUE(stmt.step());
+  EXPECT_EQ(stmt.column_int64(0), 1);
+  EXPECT_EQ(schema_version(db), schema_version_latest());
+}
+
+TEST(SqliteDb, NewerSchemaIsRefused) {
+  testing::TempDir dir;
+  {
+    SqliteDb db = open_database(dir.file("memory.db"));
+    db.prepare("UPDATE schema_version SET version = ?").bind(1, schema_version_latest() + 1).run();
+  }
+  EXPECT_THROW(open_database(dir.file("memory.db")), MemoryError);
+}
+
+TEST(SqliteDb, TransactionCommits) {
+  SqliteDb db(":memory:");
+  db.exec("CREATE TABLE t (v INTEGER)");
+  db.transaction([&] { db.prepare("INSERT INTO t (v) VALUES (?)").bind(1, 7).run(); });
+  auto stmt = db.prepare("SELECT v FROM t");
+  ASSERT_TRUE(stmt.step());
+  EXPECT_EQ(stmt.column_int64(0), 7);
+}
+
+TEST(SqliteDb, TransactionRollsBackAndRethrows) {
+  SqliteDb db(":memory:");
+  db.exec("CREATE TABLE t (v INTEGER)");
+  EXPECT_THROW(db.transaction([&] {
+    db.prepare("INSERT INTO t (v) VALUES (?)").bind(1, 7).run();
+    throw std::logic_error("boom");
+  }),
+               std::logic_error);
+  auto stmt = db.prepare("SELECT COUNT(*) FROM t");
+  ASSERT_TRUE(stmt.step());
+  EXPECT_EQ(stmt.column_int64(0), 0);
+  // The connection is usable afterwards.
+  db.transaction([&] { db.prepare("INSERT INTO t (v) VALUES (1)").run(); });
+}
+
+TEST(SqliteDb, ErrorsNameTheDatabase) {
+  SqliteDb db(":memory:");
+  try {
+    db.exec("SELECT * FROM no_such_table");
+    FAIL() << "expected MemoryError";
+  } catch (const MemoryError& error) {
+    EXPECT_NE(std::string(error.what()).find("no such table"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(":memory:"), std::string::npos) << error.what();
+  }
+}
+
+TEST(SqliteDb, OpenFailsWhenParentIsAFile) {
+  testing::TempDir dir;
+  std::ofstream(dir.file("not-a-dir")) << "x";
+  EXPECT_THROW(SqliteDb(dir.file("not-a-dir") + "/memory.db"), MemoryError);
+}
+
+TEST(SqliteDb, MoveTransfersTheConnection) {
+  SqliteDb a(":memory:");
+  a.exec("CREATE TABLE t (v INTEGER)");
+  SqliteDb b = std::move(a);
+  b.exec("INSERT INTO t VALUES (1)");
+  auto stmt = b.prepare("SELECT COUNT(*) FROM t");
+  ASSERT_TRUE(stmt.step());
+  EXPECT_EQ(stmt.column_int64(0), 1);
+}
+
+}  // namespace
+}  // namespace leasefs::memory
