@@ -1,0 +1,265 @@
+#include "memory/ledger.hpp"
+
+#include "memory/clock.hpp"
+#include "memory/memory_error.hpp"
+#include "memory/record_id.hpp"
+#include "memory/schema.hpp"
+
+namespace leasefs::memory {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kRequestColumns =
+    "id, task_id, turn, reason, paths_json, requester_uid, state, decided_by, "
+    "decision_reason, decided_ms, created_ms";
+
+constexpr std::string_view kEntryColumns =
+    "seq, kind, task_id, turn, actor_uid, subject_id, text, detail_json, created_ms";
+
+std::string dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+RequestState parse_state(const std::string& text) {
+  if (text == "pending") return RequestState::pending;
+  if (text == "approved") return RequestState::approved;
+  if (text == "rejected") return RequestState::rejected;
+  throw MemoryError("ledger: unknown request state '" + text + "'");
+}
+
+Request read_request(const Statement& stmt) {
+  Request request;
+  request.id = stmt.column_text(0);
+  request.task_id = stmt.column_text(1);
+  request.turn = stmt.column_int64(2);
+  request.reason = stmt.column_text(3);
+  const json paths = json::parse(stmt.column_text(4), nullptr, false);
+  if (paths.is_array()) {
+    for (const auto& path : paths) {
+      if (path.is_string()) request.paths.push_back(path.get<std::string>());
+    }
+  }
+  request.requester_uid = static_cast<std::uint32_t>(stmt.column_int64(5));
+  request.state = parse_state(stmt.column_text(6));
+  if (!stmt.column_is_null(7))
+    request.decided_by = static_cast<std::uint32_t>(stmt.column_int64(7));
+  request.decision_reason = stmt.column_text(8);
+  request.decided_ms = stmt.column_int64(9);
+  request.created_ms = stmt.column_int64(10);
+  return request;
+}
+
+LedgerEntry read_entry(const Statement& stmt) {
+  LedgerEntry entry;
+  entry.seq = stmt.column_int64(0);
+  entry.kind = stmt.column_text(1);
+  entry.task_id = stmt.column_text(2);
+  entry.turn = stmt.column_int64(3);
+  entry.actor_uid = static_cast<std::uint32_t>(stmt.column_int64(4));
+  entry.subject_id = stmt.column_text(5);
+  entry.text = stmt.column_text(6);
+  entry.detail = json::parse(stmt.column_text(7), nullptr, false);
+  if (entry.detail.is_discarded()) entry.detail = json::object();
+  entry.created_ms = stmt.column_int64(8);
+  return entry;
+}
+
+std::string describe_decision(const Request& request) {
+  std::string text = std::string(to_string(request.state));
+  if (request.decided_by) text += " by uid " + std::to_string(*request.decided_by);
+  if (!request.decision_reason.empty()) text += " (\"" + request.decision_reason + "\")";
+  return text;
+}
+
+}  // namespace
+
+std::string_view to_string(RequestState state) {
+  switch (state) {
+    case RequestState::pending:
+      return "pending";
+    case RequestState::approved:
+      return "approved";
+    case RequestState::rejected:
+      return "rejected";
+  }
+  return "unknown";
+}
+
+std::string_view error_code(DecisionError error) {
+  switch (error) {
+    case DecisionError::not_found:
+      return "not_found";
+    case DecisionError::already_decided:
+      return "already_decided";
+    case DecisionError::stale:
+      return "stale_request";
+  }
+  return "unknown";
+}
+
+Ledger::Ledger(const std::string& db_path, SqliteDb::Options options)
+    : db_(open_database(db_path, options)) {}
+
+LedgerEntry Ledger::append(LedgerEntry entry) {
+  if (entry.created_ms == 0) entry.created_ms = now_ms();
+  auto stmt = db_.prepare(
+      "INSERT INTO ledger (kind, task_id, turn, actor_uid, subject_id, text, detail_json, "
+      "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq");
+  stmt.bind_all(entry.kind, entry.task_id, entry.turn, static_cast<std::int64_t>(entry.actor_uid),
+                entry.subject_id, entry.text, dump(entry.detail), entry.created_ms);
+  if (!stmt.step()) throw MemoryError("ledger: insert returned no row on " + db_.path());
+  entry.seq = stmt.column_int64(0);
+  stmt.run();
+  return entry;
+}
+
+LedgerEntry Ledger::record_grant(const GrantRecord& grant) {
+  LedgerEntry entry;
+  entry.kind = "grant";
+  entry.task_id = grant.task_id;
+  entry.turn = grant.turn;
+  entry.actor_uid = grant.approver_uid;
+  entry.subject_id = grant.grant_id;
+  entry.text = grant.reason;
+  entry.detail = {{"paths", grant.paths}, {"ops", grant.ops}, {"ttl_ms", grant.ttl_ms}};
+  entry.created_ms = grant.issued_ms;
+  std::lock_guard lock(mutex_);
+  return db_.transaction([&] { return append(entry); });
+}
+
+LedgerEntry Ledger::record_revoke(const RevokeRecord& revoke) {
+  LedgerEntry entry;
+  entry.kind = "revoke";
+  entry.task_id = revoke.task_id;
+  entry.turn = revoke.turn;
+  entry.actor_uid = revoke.actor_uid;
+  entry.subject_id = revoke.grant_id;
+  entry.text = revoke.reason;
+  entry.detail = {{"all_of_turn", revoke.grant_id.empty()}};
+  std::lock_guard lock(mutex_);
+  return db_.transaction([&] { return append(entry); });
+}
+
+Request Ledger::create_request(std::string_view task_id, std::int64_t turn, std::string_view reason,
+                               const std::vector<std::string>& paths, std::uint32_t requester_uid) {
+  std::lock_guard lock(mutex_);
+  return db_.transaction([&] {
+    std::int64_t seq = 1;
+    {
+      auto next = db_.prepare("SELECT COALESCE(MAX(seq), 0) + 1 FROM requests");
+      if (next.step()) seq = next.column_int64(0);
+    }
+    Request request;
+    request.id = make_record_id("R", seq);
+    request.task_id = task_id;
+    request.turn = turn;
+    request.reason = reason;
+    request.paths = paths;
+    request.requester_uid = requester_uid;
+    request.created_ms = now_ms();
+    auto insert = db_.prepare(
+        "INSERT INTO requests (seq, id, task_id, turn, reason, paths_json, requester_uid, state, "
+        "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)");
+    insert.bind_all(seq, request.id, request.task_id, request.turn, request.reason,
+                    dump(json(request.paths)), static_cast<std::int64_t>(requester_uid),
+                    request.created_ms);
+    insert.run();
+
+    LedgerEntry entry;
+    entry.kind = "request";
+    entry.task_id = request.task_id;
+    entry.turn = turn;
+    entry.actor_uid = requester_uid;
+    entry.subject_id = request.id;
+    entry.text = request.reason;
+    entry.detail = {{"paths", request.paths}};
+    entry.created_ms = request.created_ms;
+    append(entry);
+    return request;
+  });
+}
+
+DecisionOutcome Ledger::decide(std::string_view request_id, Decision decision,
+                               std::int64_t current_turn, std::uint32_t approver_uid,
+                               std::string_view reason_text) {
+  const std::string_view new_state = decision == Decision::approve ? "approved" : "rejected";
+  std::lock_guard lock(mutex_);
+  return db_.transaction([&] {
+    const std::int64_t decided_ms = now_ms();
+    auto update = db_.prepare(
+        "UPDATE requests SET state = ?, decided_by = ?, decision_reason = ?, decided_ms = ? "
+        "WHERE id = ? AND state = 'pending' AND turn = ?");
+    update.bind_all(new_state, static_cast<std::int64_t>(approver_uid), reason_text, decided_ms,
+                    request_id, current_turn);
+    update.run();
+    const bool decided = db_.changes() == 1;
+
+    std::optional<Request> request = find_request_locked(request_id);
+    if (!request) {
+      throw LedgerError(DecisionError::not_found,
+                        "no request " + std::string(request_id) +
+                            "; list pending requests with `leasectl status`");
+    }
+    if (!decided) {
+      if (request->state != RequestState::pending) {
+        throw LedgerError(DecisionError::already_decided,
+                          "request " + request->id + " was already " + describe_decision(*request) +
+                              "; a request is decided once — ask for a new one if needed",
+                          request);
+      }
+      throw LedgerError(DecisionError::stale,
+                        "request " + request->id + " was made in turn " +
+                            std::to_string(request->turn) + " but this is turn " +
+                            std::to_string(current_turn) +
+                            "; a request is valid only in its own turn — ask again with "
+                            "`leasectl request`",
+                        request);
+    }
+
+    LedgerEntry entry;
+    entry.kind = decision == Decision::approve ? "approve" : "reject";
+    entry.task_id = request->task_id;
+    entry.turn = current_turn;
+    entry.actor_uid = approver_uid;
+    entry.subject_id = request->id;
+    entry.text = reason_text;
+    entry.detail = {{"request_reason", request->reason}, {"paths", request->paths}};
+    entry.created_ms = decided_ms;
+    return DecisionOutcome{std::move(*request), append(entry)};
+  });
+}
+
+std::optional<Request> Ledger::find_request_locked(std::string_view request_id) {
+  auto stmt = db_.prepare("SELECT " + std::string(kRequestColumns) + " FROM requests WHERE id = ?");
+  stmt.bind(1, request_id);
+  if (stmt.step()) return read_request(stmt);
+  return std::nullopt;
+}
+
+std::optional<Request> Ledger::find_request(std::string_view request_id) {
+  std::lock_guard lock(mutex_);
+  return find_request_locked(request_id);
+}
+
+std::vector<Request> Ledger::pending_requests(std::string_view task_id) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare("SELECT " + std::string(kRequestColumns) +
+                          " FROM requests WHERE task_id = ? AND state = 'pending' ORDER BY seq");
+  stmt.bind(1, task_id);
+  std::vector<Request> requests;
+  while (stmt.step()) requests.push_back(read_request(stmt));
+  return requests;
+}
+
+std::vector<LedgerEntry> Ledger::entries(std::size_t limit) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare("SELECT " + std::string(kEntryColumns) +
+                          " FROM (SELECT * FROM ledger ORDER BY seq DESC LIMIT ?) ORDER BY seq");
+  stmt.bind(1, static_cast<std::int64_t>(limit));
+  std::vector<LedgerEntry> result;
+  while (stmt.step()) result.push_back(read_entry(stmt));
+  return result;
+}
+
+}  // namespace leasefs::memory

@@ -1,0 +1,60 @@
+// The ledger: what people agreed, in their own words. Grants, revokes, lease
+// requests and the single decision on each request live in memory.db.
+//
+// Each Ledger has its own connection, so several instances (in several threads
+// or processes) may share one file. A decision is one conditional UPDATE
+// (state must still be 'pending' and the turn must be the current one) inside
+// a BEGIN IMMEDIATE transaction that also appends the ledger row, so of any
+// number of concurrent decisions on one request exactly one succeeds (I8).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memory/ledger_error.hpp"
+#include "memory/ledger_types.hpp"
+#include "memory/sqlite_db.hpp"
+
+namespace leasefs::memory {
+
+class Ledger {
+ public:
+  // Opens (and migrates) the database at db_path. Throws MemoryError.
+  explicit Ledger(const std::string& db_path) : Ledger(db_path, SqliteDb::Options{}) {}
+  Ledger(const std::string& db_path, SqliteDb::Options options);
+
+  LedgerEntry record_grant(const GrantRecord& grant);
+  LedgerEntry record_revoke(const RevokeRecord& revoke);
+
+  // Records a pending request (R_0001, ...) and its ledger row.
+  Request create_request(std::string_view task_id, std::int64_t turn, std::string_view reason,
+                         const std::vector<std::string>& paths, std::uint32_t requester_uid);
+
+  // Approves or rejects a pending request of the current turn, exactly once.
+  // Throws LedgerError (not_found, already_decided, stale) when refused, and
+  // MemoryError when storage fails.
+  DecisionOutcome decide(std::string_view request_id, Decision decision, std::int64_t current_turn,
+                         std::uint32_t approver_uid, std::string_view reason_text);
+
+  // Pending requests of a task, oldest first. May include requests from older
+  // turns; decide() refuses those as stale.
+  std::vector<Request> pending_requests(std::string_view task_id);
+  std::optional<Request> find_request(std::string_view request_id);
+
+  // The newest limit entries, oldest first.
+  std::vector<LedgerEntry> entries(std::size_t limit);
+
+ private:
+  LedgerEntry append(LedgerEntry entry);  // caller holds mutex_ and a transaction
+  std::optional<Request> find_request_locked(std::string_view request_id);
+
+  std::mutex mutex_;  // guards db_
+  SqliteDb db_;
+};
+
+}  // namespace leasefs::memory
