@@ -1,0 +1,46 @@
+#include "memory/idempotency_store.hpp"
+
+#include "memory/clock.hpp"
+#include "memory/memory_error.hpp"
+#include "memory/schema.hpp"
+
+namespace leasefs::memory {
+
+IdempotencyStore::IdempotencyStore(const std::string& db_path, SqliteDb::Options options)
+    : db_(open_database(db_path, options)) {}
+
+std::optional<nlohmann::json> IdempotencyStore::lookup(std::string_view key) {
+  auto stored = lookup_for(key, {});
+  if (!stored) return std::nullopt;
+  return std::move(stored->reply);
+}
+
+std::optional<StoredReply> IdempotencyStore::lookup_for(std::string_view key,
+                                                        std::string_view command) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare("SELECT command, reply_json FROM idempotency WHERE key = ?");
+  stmt.bind(1, key);
+  if (!stmt.step()) return std::nullopt;
+  StoredReply stored;
+  stored.command = stmt.column_text(0);
+  stored.reply = nlohmann::json::parse(stmt.column_text(1), nullptr, false);
+  if (stored.reply.is_discarded()) {
+    throw MemoryError("idempotency: stored reply for key '" + std::string(key) + "' in " +
+                      db_.path() + " is not JSON");
+  }
+  stored.command_matches = command.empty() || stored.command == command;
+  return stored;
+}
+
+void IdempotencyStore::remember(std::string_view key, std::string_view command,
+                                const nlohmann::json& reply) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "INSERT INTO idempotency (key, command, reply_json, created_ms) VALUES (?, ?, ?, ?) "
+      "ON CONFLICT (key) DO NOTHING");
+  stmt.bind_all(key, command, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                now_ms());
+  stmt.run();
+}
+
+}  // namespace leasefs::memory
