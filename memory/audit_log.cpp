@@ -1,0 +1,321 @@
+#include "memory/audit_log.hpp"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "memory/clock.hpp"
+#include "memory/memory_error.hpp"
+#include "memory/schema.hpp"
+#include "memory/sha256.hpp"
+
+namespace leasefs::memory {
+namespace {
+
+using nlohmann::json;
+
+const std::string kZeroHash(64, '0');
+
+std::string dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string canonical(std::uint64_t seq, std::int64_t ts_ms, const json& event,
+                      const std::string& prev) {
+  return dump(json{{"seq", seq}, {"ts_ms", ts_ms}, {"event", event}, {"prev", prev}});
+}
+
+[[noreturn]] void throw_errno(std::string_view what, const std::string& path) {
+  const int error = errno;
+  throw MemoryError("audit: " + std::string(what) + " " + path + ": " + std::strerror(error));
+}
+
+// One line of the log, parsed and checked for shape (not for chain links).
+struct ParsedLine {
+  std::uint64_t seq = 0;
+  std::int64_t ts_ms = 0;
+  json event;
+  std::string prev;
+  std::string hash;
+};
+
+std::optional<ParsedLine> parse_line(std::string_view line) {
+  json value = json::parse(line, nullptr, false);
+  if (value.is_discarded() || !value.is_object() || value.size() != 5) return std::nullopt;
+  const auto seq = value.find("seq");
+  const auto ts = value.find("ts_ms");
+  const auto event = value.find("event");
+  const auto prev = value.find("prev");
+  const auto hash = value.find("hash");
+  if (seq == value.end() || !seq->is_number_unsigned() || ts == value.end() ||
+      !ts->is_number_integer() || event == value.end() || prev == value.end() ||
+      !prev->is_string() || hash == value.end() || !hash->is_string()) {
+    return std::nullopt;
+  }
+  ParsedLine parsed;
+  parsed.seq = seq->get<std::uint64_t>();
+  parsed.ts_ms = ts->get<std::int64_t>();
+  parsed.event = *event;
+  parsed.prev = prev->get<std::string>();
+  parsed.hash = hash->get<std::string>();
+  return parsed;
+}
+
+std::string read_all(int fd, const std::string& path) {
+  std::string data;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("read", path);
+    }
+    if (n == 0) break;
+    data.append(buffer, static_cast<std::size_t>(n));
+  }
+  return data;
+}
+
+// Finds the last well-formed record, reading backwards from the end of the file
+// in growing chunks so that opening a long log stays cheap.
+std::optional<ParsedLine> read_last_record(int fd, off_t size, const std::string& path) {
+  std::size_t chunk = 64 * 1024;
+  for (;;) {
+    const off_t start = size > static_cast<off_t>(chunk) ? size - static_cast<off_t>(chunk) : 0;
+    std::string tail(static_cast<std::size_t>(size - start), '\0');
+    std::size_t done = 0;
+    while (done < tail.size()) {
+      const ssize_t n =
+          ::pread(fd, tail.data() + done, tail.size() - done, start + static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw_errno("read", path);
+      if (n == 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    tail.resize(done);
+    // Lines wholly inside the chunk, last first. The first line of a chunk
+    // that does not start at offset 0 may be cut, so it is not trusted.
+    std::size_t end = tail.size();
+    while (end > 0) {
+      const std::size_t newline = end >= 1 ? tail.rfind('\n', end - 1) : std::string::npos;
+      if (newline == std::string::npos && start != 0) break;
+      const std::size_t begin = newline == std::string::npos ? 0 : newline + 1;
+      if (begin < end) {
+        if (auto parsed = parse_line(std::string_view(tail).substr(begin, end - begin))) {
+          return parsed;
+        }
+      }
+      if (newline == std::string::npos) break;
+      end = newline;
+    }
+    if (start == 0) return std::nullopt;
+    chunk *= 2;
+  }
+}
+
+struct Anchor {
+  std::uint64_t seq = 0;
+  std::string hash;
+};
+
+std::optional<Anchor> read_anchor(SqliteDb& db) {
+  auto stmt = db.prepare("SELECT seq, hash FROM audit_head WHERE id = 1");
+  if (!stmt.step()) return std::nullopt;
+  return Anchor{static_cast<std::uint64_t>(stmt.column_int64(0)), stmt.column_text(1)};
+}
+
+VerifyResult bad(std::size_t records, std::size_t line, std::string kind, std::string message) {
+  return VerifyResult{false, records, line, std::move(kind), std::move(message)};
+}
+
+}  // namespace
+
+AuditLog::AuditLog(std::string log_path, const std::string& db_path, Options options)
+    : path_(std::move(log_path)), options_(options), db_(open_database(db_path)) {
+  open_and_continue();
+}
+
+void AuditLog::open_and_continue() {
+  fd_ = UniqueFd(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640));
+  if (!fd_) throw_errno("open", path_);
+
+  UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!reader) throw_errno("open", path_);
+  struct stat st {};
+  if (::fstat(reader.get(), &st) != 0) throw_errno("stat", path_);
+
+  last_seq_ = 0;
+  last_hash_ = kZeroHash;
+  if (auto last = read_last_record(reader.get(), st.st_size, path_)) {
+    last_seq_ = last->seq;
+    last_hash_ = last->hash;
+  }
+  // A torn last line (a crash mid-write) is closed off so the next record
+  // starts on a line of its own; verify() reports the fragment.
+  if (st.st_size > 0) {
+    char last_byte = '\n';
+    if (::pread(reader.get(), &last_byte, 1, st.st_size - 1) != 1) throw_errno("read", path_);
+    if (last_byte != '\n') {
+      spdlog::warn("audit: {} ends in a partial line; closing it off", path_);
+      if (::write(fd_.get(), "\n", 1) != 1) throw_errno("write", path_);
+    }
+  }
+  // If lines were cut off the end, continue after the anchor rather than after
+  // the cut: the gap stays visible instead of being papered over.
+  if (auto anchor = read_anchor(db_); anchor && anchor->seq > last_seq_) {
+    spdlog::warn("audit: {} ends at seq {} but the anchor says {}; the tail was lost", path_,
+                 last_seq_, anchor->seq);
+    last_seq_ = anchor->seq;
+    last_hash_ = anchor->hash;
+  }
+}
+
+AuditRecord AuditLog::append(const json& event) {
+  std::lock_guard lock(mutex_);
+  AuditRecord record;
+  record.seq = last_seq_ + 1;
+  record.ts_ms = now_ms();
+  record.hash = sha256_hex(canonical(record.seq, record.ts_ms, event, last_hash_));
+  std::string line = dump(json{{"seq", record.seq},
+                               {"ts_ms", record.ts_ms},
+                               {"event", event},
+                               {"prev", last_hash_},
+                               {"hash", record.hash}});
+  line += '\n';
+
+  // One write(2) per line; O_APPEND places it at the end atomically.
+  for (;;) {
+    const ssize_t n = ::write(fd_.get(), line.data(), line.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("write", path_);
+    if (static_cast<std::size_t>(n) != line.size()) {
+      errno = EIO;
+      throw_errno("short write to", path_);
+    }
+    break;
+  }
+  if (options_.fsync && ::fdatasync(fd_.get()) != 0) throw_errno("fdatasync", path_);
+  last_seq_ = record.seq;
+  last_hash_ = record.hash;
+
+  auto stmt = db_.prepare(
+      "INSERT INTO audit_head (id, seq, hash) VALUES (1, ?, ?) "
+      "ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
+  stmt.bind_all(static_cast<std::int64_t>(record.seq), record.hash);
+  stmt.run();
+  return record;
+}
+
+std::size_t AuditLog::count() {
+  std::lock_guard lock(mutex_);
+  return static_cast<std::size_t>(last_seq_);
+}
+
+VerifyResult AuditLog::verify() {
+  std::lock_guard lock(mutex_);
+  UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!reader) throw_errno("open", path_);
+  const std::string data = read_all(reader.get(), path_);
+  const std::optional<Anchor> anchor = read_anchor(db_);
+
+  // Split into lines; a final line without '\n' is a torn (cut) write.
+  std::vector<std::string_view> lines;
+  bool torn_tail = false;
+  for (std::size_t pos = 0; pos < data.size();) {
+    const std::size_t newline = data.find('\n', pos);
+    if (newline == std::string::npos) {
+      lines.emplace_back(std::string_view(data).substr(pos));
+      torn_tail = true;
+      break;
+    }
+    lines.emplace_back(std::string_view(data).substr(pos, newline - pos));
+    pos = newline + 1;
+  }
+
+  std::vector<std::optional<ParsedLine>> parsed;
+  parsed.reserve(lines.size());
+  std::unordered_set<std::string> hashes;
+  for (std::string_view line : lines) {
+    parsed.push_back(parse_line(line));
+    if (parsed.back()) hashes.insert(parsed.back()->hash);
+  }
+
+  std::uint64_t prev_seq = 0;
+  std::string prev_hash = kZeroHash;
+  std::size_t records = 0;
+  for (std::size_t i = 0; i < parsed.size(); ++i) {
+    const std::size_t line_no = i + 1;
+    if (!parsed[i]) {
+      const bool is_last = i + 1 == parsed.size();
+      if (is_last && torn_tail) {
+        return bad(records, line_no, "truncated",
+                   "line " + std::to_string(line_no) + " is cut short (no end of line)");
+      }
+      return bad(records, line_no, "malformed",
+                 "line " + std::to_string(line_no) + " is not a well-formed audit record");
+    }
+    const ParsedLine& rec = *parsed[i];
+    if (sha256_hex(canonical(rec.seq, rec.ts_ms, rec.event, rec.prev)) != rec.hash) {
+      return bad(records, line_no, "edited",
+                 "record seq " + std::to_string(rec.seq) + " on line " + std::to_string(line_no) +
+                     " does not match its hash: its content was changed");
+    }
+    const std::uint64_t expected = prev_seq + 1;
+    if (rec.seq < expected) {
+      return bad(records, line_no, "reordered",
+                 "line " + std::to_string(line_no) + " has seq " + std::to_string(rec.seq) +
+                     " after seq " + std::to_string(prev_seq));
+    }
+    if (rec.seq > expected) {
+      const bool later =
+          std::any_of(parsed.begin() + static_cast<std::ptrdiff_t>(i) + 1, parsed.end(),
+                      [&](const auto& other) {
+                        return other && other->seq >= expected && other->seq < rec.seq;
+                      });
+      if (later) {
+        return bad(records, line_no, "reordered",
+                   "line " + std::to_string(line_no) + " has seq " + std::to_string(rec.seq) +
+                       " but seq " + std::to_string(expected) + " comes later in the file");
+      }
+      return bad(records, line_no, "deleted",
+                 "records " + std::to_string(expected) + ".." + std::to_string(rec.seq - 1) +
+                     " are missing before line " + std::to_string(line_no));
+    }
+    if (rec.prev != prev_hash) {
+      const bool points_elsewhere = hashes.count(rec.prev) != 0;
+      return bad(records, line_no, points_elsewhere ? "reordered" : "edited",
+                 "record seq " + std::to_string(rec.seq) + " on line " + std::to_string(line_no) +
+                     (points_elsewhere ? " links to a record that is not its predecessor"
+                                       : " links to a previous hash that does not exist"));
+    }
+    prev_seq = rec.seq;
+    prev_hash = rec.hash;
+    ++records;
+  }
+
+  if (anchor) {
+    if (prev_seq < anchor->seq) {
+      return bad(records, parsed.size() + 1, "truncated",
+                 "the log ends at seq " + std::to_string(prev_seq) + " but seq " +
+                     std::to_string(anchor->seq) + " was written: the tail was cut off");
+    }
+    if (prev_seq == anchor->seq && prev_hash != anchor->hash) {
+      return bad(
+          records, parsed.size(), "edited",
+          "the last record (seq " + std::to_string(prev_seq) + ") is not the one that was written");
+    }
+  }
+  return VerifyResult{
+      true, records, 0, {}, "audit chain intact: " + std::to_string(records) + " records"};
+}
+
+}  // namespace leasefs::memory
