@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +19,14 @@ struct RuntimeOptions {
   std::string socket_path;  // empty: default_socket_path(root)
   std::vector<uid_t> approver_uids;
   std::vector<gid_t> approver_gids;
+  // The control socket's mode after bind: owner and group may connect.
+  mode_t socket_mode = 0660;
+  // A connection with no request in progress is closed after this long.
+  std::chrono::milliseconds idle_timeout{30'000};
+  // Files closed after a leased write are hashed for the audit up to this size.
+  uint64_t hash_limit_bytes = uint64_t{64} << 20;
+  // fdatasync the audit log after every event.
+  bool audit_fsync = true;
 };
 
 class Runtime {
