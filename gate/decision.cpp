@@ -6,14 +6,22 @@ namespace leasefs::gate {
 
 std::string_view to_string(DenyReason reason) noexcept {
   switch (reason) {
-    case DenyReason::kNone: return "allowed";
-    case DenyReason::kNoTask: return "no_task";
-    case DenyReason::kNotInProgress: return "not_in_progress";
-    case DenyReason::kNoLease: return "no_lease";
-    case DenyReason::kStaleLease: return "stale_lease";
-    case DenyReason::kExpired: return "expired";
-    case DenyReason::kOutOfScope: return "out_of_scope";
-    case DenyReason::kProtectedPath: return "protected_path";
+    case DenyReason::kNone:
+      return "allowed";
+    case DenyReason::kNoTask:
+      return "no_task";
+    case DenyReason::kNotInProgress:
+      return "not_in_progress";
+    case DenyReason::kNoLease:
+      return "no_lease";
+    case DenyReason::kStaleLease:
+      return "stale_lease";
+    case DenyReason::kExpired:
+      return "expired";
+    case DenyReason::kOutOfScope:
+      return "out_of_scope";
+    case DenyReason::kProtectedPath:
+      return "protected_path";
   }
   return "unknown";
 }

@@ -33,7 +33,9 @@ Verdict Gate::check(Op op, std::string_view path, const Caller& caller) const no
   return v;
 }
 
-bool Gate::needs_path() const noexcept { return cell_.read()->needs_path; }
+bool Gate::needs_path() const noexcept {
+  return cell_.read()->needs_path;
+}
 
 void Gate::publish(GateSnapshot snapshot) {
   snapshot.needs_path = false;
@@ -43,7 +45,9 @@ void Gate::publish(GateSnapshot snapshot) {
   cell_.publish(std::make_unique<const GateSnapshot>(std::move(snapshot)));
 }
 
-void Gate::set_sink(GateEventSink* sink) noexcept { sink_.store(sink); }
+void Gate::set_sink(GateEventSink* sink) noexcept {
+  sink_.store(sink);
+}
 
 void Gate::report_refusal(Op op, std::string_view path, const Caller& caller,
                           DenyReason reason) noexcept {
@@ -51,12 +55,12 @@ void Gate::report_refusal(Op op, std::string_view path, const Caller& caller,
     const int64_t now = now_ms();
     uint64_t count = 1;
     {
-      std::string key = std::to_string(caller.pid) + '/' + std::string(op_name(op)) + '/' +
-                        std::string(path);
+      std::string key =
+          std::to_string(caller.pid) + '/' + std::string(op_name(op)) + '/' + std::string(path);
       std::lock_guard lock(recent_mu_);
-      if (recent_.size() > 4096) std::erase_if(recent_, [&](const auto& kv) {
-          return now - kv.second.first_ms >= kCoalesceWindowMs;
-        });
+      if (recent_.size() > 4096)
+        std::erase_if(
+            recent_, [&](const auto& kv) { return now - kv.second.first_ms >= kCoalesceWindowMs; });
       auto [it, inserted] = recent_.try_emplace(std::move(key), RecentRefusal{now, 0});
       if (!inserted) {
         if (now - it->second.first_ms < kCoalesceWindowMs) {
@@ -70,8 +74,8 @@ void Gate::report_refusal(Op op, std::string_view path, const Caller& caller,
     }
     GateEventSink* sink = sink_.load();
     if (!sink) return;
-    sink->on_refusal(Refusal{op, std::string(path), caller, process_name(caller.pid), reason,
-                             count, now});
+    sink->on_refusal(
+        Refusal{op, std::string(path), caller, process_name(caller.pid), reason, count, now});
   } catch (...) {
     // Reporting must never turn a refusal into a crash of the filesystem thread.
   }

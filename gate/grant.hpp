@@ -12,9 +12,9 @@
 namespace leasefs::gate {
 
 struct Grant {
-  std::string id;        // G_<n>
-  uint64_t turn = 0;     // the only turn it covers
-  std::string reason;    // the approver's words, verbatim
+  std::string id;      // G_<n>
+  uint64_t turn = 0;   // the only turn it covers
+  std::string reason;  // the approver's words, verbatim
   uint32_t approver_uid = 0;
   std::vector<std::string> paths;  // globs relative to the root; empty = whole tree
   OpMask ops = kAllOps;

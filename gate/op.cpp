@@ -44,22 +44,38 @@ OpClass op_class(Op op) noexcept {
 
 std::string_view op_name(Op op) noexcept {
   switch (op) {
-    case Op::kWrite: return "write";
-    case Op::kOpenWrite: return "open";
-    case Op::kCreate: return "create";
-    case Op::kMknod: return "mknod";
-    case Op::kMkdir: return "mkdir";
-    case Op::kUnlink: return "unlink";
-    case Op::kRmdir: return "rmdir";
-    case Op::kSymlink: return "symlink";
-    case Op::kLink: return "link";
-    case Op::kRename: return "rename";
-    case Op::kTruncate: return "truncate";
-    case Op::kSetattr: return "setattr";
-    case Op::kSetxattr: return "setxattr";
-    case Op::kRemovexattr: return "removexattr";
-    case Op::kFallocate: return "fallocate";
-    case Op::kCopyFileRange: return "copy_file_range";
+    case Op::kWrite:
+      return "write";
+    case Op::kOpenWrite:
+      return "open";
+    case Op::kCreate:
+      return "create";
+    case Op::kMknod:
+      return "mknod";
+    case Op::kMkdir:
+      return "mkdir";
+    case Op::kUnlink:
+      return "unlink";
+    case Op::kRmdir:
+      return "rmdir";
+    case Op::kSymlink:
+      return "symlink";
+    case Op::kLink:
+      return "link";
+    case Op::kRename:
+      return "rename";
+    case Op::kTruncate:
+      return "truncate";
+    case Op::kSetattr:
+      return "setattr";
+    case Op::kSetxattr:
+      return "setxattr";
+    case Op::kRemovexattr:
+      return "removexattr";
+    case Op::kFallocate:
+      return "fallocate";
+    case Op::kCopyFileRange:
+      return "copy_file_range";
   }
   return "unknown";
 }

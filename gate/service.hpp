@@ -6,11 +6,10 @@
 
 #include <cstdint>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "gate/actor.hpp"
 #include "gate/event_bus.hpp"
@@ -84,10 +83,17 @@ class Service {
   void note_refusal(const nlohmann::json& refusal);
 
  private:
-  // Persists `next`, publishes its snapshot, then makes it current.
+  // Persists `next`, publishes its snapshot, then makes it current. On a failed
+  // save the current state keeps no lease (fail closed) and the error propagates.
   void commit(TaskState next);
   void publish_snapshot(const TaskState& s);
+  void write_status();
   void emit(nlohmann::json event);
+  memory::Ledger& ledger();
+  nlohmann::json replay_pending(const nlohmann::json& pending, const Actor& actor);
+  nlohmann::json recover_locked();
+  // Makes the task of a checkpoint record current, from its marker line.
+  void state_from_marker(const memory::Record& record);
 
   StateStore& store_;
   memory::MemoryStore& memory_;

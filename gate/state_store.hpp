@@ -3,9 +3,8 @@
 // invalid state is StateCorrupt and the file is left as it was.
 #pragma once
 
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "gate/longrun_dir.hpp"
 #include "gate/task_state.hpp"
@@ -26,8 +25,9 @@ class StateStore {
   void save_pending_checkpoint(const nlohmann::json& checkpoint) const;
   void clear_pending_checkpoint() const;
 
-  // Writes `content` to .longrun/<name> atomically (also used for status.md).
-  void write_file(const char* name, std::string_view content) const;
+  // Writes `content` to .longrun/<name> atomically. `durable` adds the fsyncs that
+  // make it survive a power loss; status.md, rewritten often and derived, skips them.
+  void write_file(const char* name, std::string_view content, bool durable = true) const;
 
   const LongrunDir& dir() const noexcept { return dir_; }
 

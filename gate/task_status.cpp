@@ -8,13 +8,20 @@ namespace leasefs::gate {
 
 std::string_view to_string(TaskStatus status) noexcept {
   switch (status) {
-    case TaskStatus::kPending: return "pending";
-    case TaskStatus::kInProgress: return "in_progress";
-    case TaskStatus::kPaused: return "paused";
-    case TaskStatus::kBlocked: return "blocked";
-    case TaskStatus::kWaitingVerification: return "waiting_verification";
-    case TaskStatus::kCompleted: return "completed";
-    case TaskStatus::kFailed: return "failed";
+    case TaskStatus::kPending:
+      return "pending";
+    case TaskStatus::kInProgress:
+      return "in_progress";
+    case TaskStatus::kPaused:
+      return "paused";
+    case TaskStatus::kBlocked:
+      return "blocked";
+    case TaskStatus::kWaitingVerification:
+      return "waiting_verification";
+    case TaskStatus::kCompleted:
+      return "completed";
+    case TaskStatus::kFailed:
+      return "failed";
   }
   return "unknown";
 }
@@ -52,8 +59,8 @@ bool can_transition(TaskStatus from, TaskStatus to) noexcept {
 
 void check_transition(TaskStatus from, TaskStatus to) {
   if (can_transition(from, to)) return;
-  std::string msg = "cannot go from " + std::string(to_string(from)) + " to " +
-                    std::string(to_string(to));
+  std::string msg =
+      "cannot go from " + std::string(to_string(from)) + " to " + std::string(to_string(to));
   if (is_terminal(from)) msg += ": " + std::string(to_string(from)) + " is terminal";
   throw Error(code::kInvalidTransition, msg);
 }

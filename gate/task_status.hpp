@@ -18,8 +18,8 @@ enum class TaskStatus {
 };
 
 inline constexpr std::array<TaskStatus, 7> kAllStatuses{
-    TaskStatus::kPending,  TaskStatus::kInProgress,          TaskStatus::kPaused,
-    TaskStatus::kBlocked,  TaskStatus::kWaitingVerification, TaskStatus::kCompleted,
+    TaskStatus::kPending, TaskStatus::kInProgress,          TaskStatus::kPaused,
+    TaskStatus::kBlocked, TaskStatus::kWaitingVerification, TaskStatus::kCompleted,
     TaskStatus::kFailed,
 };
 

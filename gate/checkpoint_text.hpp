@@ -1,0 +1,28 @@
+// The text of a checkpoint: a human part a person (or the next agent) reads to
+// pick up the work, ending in one machine-readable marker line:
+//   <!-- longrun-state: {"task_id":…,"status":…,"access_mode":"read_only",…} -->
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gate/task_state.hpp"
+
+namespace leasefs::gate {
+
+struct CheckpointNotes {
+  std::string summary;
+  std::string verified;
+  std::string discarded;
+  std::string needs_approval;
+};
+
+// `state` is the state as it will be saved (status, steps, last checkpoint id set).
+std::string render_checkpoint(const TaskState& state, const CheckpointNotes& notes);
+
+// The marker of a checkpoint text, or nullopt when there is none or it is not JSON.
+std::optional<nlohmann::json> parse_checkpoint_marker(std::string_view text);
+
+}  // namespace leasefs::gate

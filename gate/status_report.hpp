@@ -1,0 +1,17 @@
+// .longrun/status.md: what an agent that just got EACCES should read. The task, its
+// status and turn, the grants in force, the last refusals, and the exact command to
+// ask for a lease.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gate/task_state.hpp"
+
+namespace leasefs::gate {
+
+std::string render_status_md(const TaskState& state, const std::vector<nlohmann::json>& refusals,
+                             int64_t now_ms);
+
+}  // namespace leasefs::gate

@@ -1,0 +1,125 @@
+// Crash windows of a checkpoint (I7): a child process runs a real checkpoint with a
+// failpoint armed and dies there; the test then reopens the root as a restarted
+// daemon would and checks what survived.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "gate/error.hpp"
+#include "gate/failpoint.hpp"
+#include "gate/service.hpp"
+#include "memory/sqlite_memory_store.hpp"
+#include "temp_root.hpp"
+
+namespace leasefs::gate {
+namespace {
+
+using testing::TempRoot;
+
+const Actor kPerson{.pid = 1, .uid = 0, .gid = 0, .approver = true};
+
+struct Daemon {
+  explicit Daemon(const TempRoot& root)
+      : dir(root.fd(), root.path()),
+        store(dir),
+        memory(dir.path("memory.db")),
+        ledger(dir.path("memory.db")),
+        service(store, memory, &ledger, gate, events) {}
+  LongrunDir dir;
+  StateStore store;
+  memory::SqliteMemoryStore memory;
+  memory::Ledger ledger;
+  Gate gate;
+  EventBus events;
+  Service service;
+};
+
+CheckpointArgs args() {
+  CheckpointArgs a;
+  a.summary = "halfway through the parser rewrite";
+  a.next = "port the tokenizer tests";
+  return a;
+}
+
+// Runs a checkpoint in a child with `point` armed; returns the child's exit code.
+int checkpoint_in_child(const TempRoot& root, const char* point) {
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::setenv("LEASEFS_FAILPOINT", point, 1);
+    try {
+      Daemon d(root);
+      d.service.checkpoint(args(), kPerson);
+    } catch (...) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class CrashWindow : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CrashWindow, I7_CrashLeavesLastGoodStateAndOneCheckpointAfterRetry) {
+  TempRoot root;
+  std::string task;
+  {
+    Daemon d(root);
+    d.service.start({"rewrite the parser", {}, "all parser tests pass"}, kPerson);
+    d.service.grant({"go ahead", {}, kAllOps, std::nullopt}, kPerson);
+    task = d.service.state().task_id;
+  }
+  ASSERT_EQ(checkpoint_in_child(root, GetParam()), kFailpointExitCode);
+
+  // The last good state: still in progress, no checkpoint recorded, and readable.
+  Daemon d(root);
+  auto s = d.service.state();
+  EXPECT_EQ(s.task_id, task);
+  EXPECT_EQ(s.status, TaskStatus::kInProgress);
+  EXPECT_TRUE(s.last_checkpoint_id.empty());
+  EXPECT_TRUE(s.grants.empty());
+  EXPECT_FALSE(d.gate.check(Op::kWrite, "a", {}).allowed);
+  EXPECT_TRUE(std::filesystem::exists(root.longrun("pending_checkpoint.json")));
+
+  CheckpointArgs retry;
+  retry.retry_pending = true;
+  auto reply = d.service.checkpoint(retry, kPerson);
+  EXPECT_EQ(reply["checkpoint_id"], "C_0001");
+  EXPECT_EQ(d.memory.count(), 1u);  // the record written before the crash is not duplicated
+  auto rec = d.memory.find_by_ref("C_0001");
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->content, reply["text"]);
+  EXPECT_EQ(d.service.state().status, TaskStatus::kPaused);
+  EXPECT_FALSE(std::filesystem::exists(root.longrun("pending_checkpoint.json")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Points, CrashWindow,
+                         ::testing::Values("checkpoint.after_memory", "state.after_tmp"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n) {
+                             if (c == '.') c = '_';
+                           }
+                           return n;
+                         });
+
+TEST(CrashWindowMemory, I2_RealMemoryFailureLeavesNoRecordAndRetryWritesOne) {
+  TempRoot root;
+  {
+    Daemon d(root);
+    d.service.start({"rewrite the parser", {}, ""}, kPerson);
+  }
+  ASSERT_EQ(checkpoint_in_child(root, "memory.save"), 1);  // an error, not a crash
+  Daemon d(root);
+  EXPECT_EQ(d.memory.count(), 0u);
+  EXPECT_TRUE(std::filesystem::exists(root.longrun("pending_checkpoint.json")));
+  auto reply = d.service.resume(std::nullopt, kPerson);  // resume replays the pending one
+  EXPECT_EQ(d.memory.count(), 1u);
+  EXPECT_EQ(reply["checkpoint"]["id"], "C_0001");
+}
+
+}  // namespace
+}  // namespace leasefs::gate
