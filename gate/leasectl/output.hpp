@@ -1,0 +1,33 @@
+// How leasectl shows a daemon's answer to a person. --json bypasses all of it.
+#pragma once
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace leasefs::leasectl {
+
+struct Style {
+  bool color = false;
+  std::string bold(std::string_view s) const { return wrap("\033[1m", s); }
+  std::string green(std::string_view s) const { return wrap("\033[32m", s); }
+  std::string yellow(std::string_view s) const { return wrap("\033[33m", s); }
+  std::string red(std::string_view s) const { return wrap("\033[31m", s); }
+  std::string dim(std::string_view s) const { return wrap("\033[2m", s); }
+
+ private:
+  std::string wrap(const char* code, std::string_view s) const {
+    if (!color) return std::string(s);
+    return std::string(code) + std::string(s) + "\033[0m";
+  }
+};
+
+// Prints the result of `cmd` (the "result" member of an ok reply) to `out`.
+void print_result(std::FILE* out, std::string_view cmd, const nlohmann::json& result,
+                  const Style& style);
+
+// One line for one event of `watch`.
+std::string format_event(const nlohmann::json& event, const Style& style);
+
+}  // namespace leasefs::leasectl
