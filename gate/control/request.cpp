@@ -123,7 +123,7 @@ std::string to_line(const nlohmann::json& value) {
   return out;
 }
 
-void LineFramer::feed(std::span<const char> bytes) {
+void LineFramer::feed(std::string_view bytes) {
   while (!bytes.empty()) {
     auto nl = std::find(bytes.begin(), bytes.end(), '\n');
     size_t chunk = static_cast<size_t>(nl - bytes.begin());
@@ -145,7 +145,7 @@ void LineFramer::feed(std::span<const char> bytes) {
         partial_ = std::string();
       }
     }
-    bytes = bytes.subspan(complete ? chunk + 1 : chunk);
+    bytes.remove_prefix(complete ? chunk + 1 : chunk);
   }
 }
 

@@ -17,7 +17,6 @@
 #include <deque>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,8 +70,7 @@ class LineFramer {
   explicit LineFramer(size_t max_bytes = kMaxLineBytes) : max_(max_bytes) {}
 
   // Appends bytes; complete lines become available through next().
-  void feed(std::span<const char> bytes);
-  void feed(std::string_view bytes) { feed(std::span<const char>(bytes.data(), bytes.size())); }
+  void feed(std::string_view bytes);
   std::optional<Line> next();
   bool has_line() const noexcept { return !ready_.empty(); }
   // Bytes of an unfinished line held (never more than max_bytes).

@@ -357,7 +357,7 @@ struct Server::Impl {
     char buf[kReadChunk];
     ssize_t n = ::recv(conn->fd.get(), buf, sizeof(buf), 0);
     if (n > 0) {
-      conn->framer.feed(std::span<const char>(buf, static_cast<size_t>(n)));
+      conn->framer.feed(std::string_view(buf, static_cast<size_t>(n)));
       conn->last_active = Clock::now();
     } else if (n == 0) {
       conn->eof = true;
