@@ -118,6 +118,7 @@ int run_watch(Client& client, const Options& o, const leasefs::leasectl::Style& 
     if (o.json) std::printf("%s\n", ack.dump().c_str());
     return print_error(ack, err_style);
   }
+  if (o.json) std::printf("%s\n", ack.dump().c_str());
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
