@@ -113,6 +113,7 @@ int print_error(const json& reply, const leasefs::leasectl::Style& err_style) {
 
 int run_watch(Client& client, const Options& o, const leasefs::leasectl::Style& style,
               const leasefs::leasectl::Style& err_style) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // one event, one line, as it happens
   json ack = client.call("watch");
   if (!ack.value("ok", false)) {
     if (o.json) std::printf("%s\n", ack.dump().c_str());
@@ -123,7 +124,6 @@ int run_watch(Client& client, const Options& o, const leasefs::leasectl::Style& 
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   while (!g_interrupted) {
     auto line = client.read_line(std::chrono::milliseconds(250));
     if (!line) continue;

@@ -183,6 +183,8 @@ TEST_F(LeasectlTest, WatchPrintsEventsUntilInterrupted) {
     ::usleep(20'000);
   }
   ::kill(pid, SIGINT);
+  for (int i = 0; i < 250 && ::kill(pid, 0) == 0; ++i) ::usleep(20'000);
+  EXPECT_NE(::kill(pid, 0), 0) << "leasectl watch did not exit on SIGINT";
   auto out = sh("cat " + quote(out_file));
   EXPECT_NE(out.out.find("\"type\":\"start\""), std::string::npos) << out.out;
 }
