@@ -1,0 +1,154 @@
+// The passthrough's shared state: the root, the inode table, the gate, and the
+// helpers every operation uses (gating, path resolution, caller identity).
+//
+// Gating. Each mutating operation asks the gate before touching the tree. The
+// gate wants a path relative to the root, but resolving one costs a readlink of
+// /proc/self/fd/N, so a path is resolved only when it can change the answer: when
+// the snapshot has path-narrowed grants (Gate::needs_path), when the object is
+// under .longrun (protected, which the gate refuses whatever the lease, I5), and
+// when reporting a refusal. Otherwise the gate gets "" and decides on the lease
+// alone.
+#pragma once
+
+#include <fuse_lowlevel.h>
+
+#include <atomic>
+#include <string>
+#include <string_view>
+
+#include "fuse/inode.hpp"
+#include "gate/gate.hpp"
+
+namespace leasefs::fuse {
+
+struct FsOptions {
+  // Entry/attr timeout for everything outside .longrun. Long is safe when the
+  // mount covers the root: nothing else changes the tree underneath.
+  double timeout = 86400.0;
+  // Answer every getxattr with ENOSYS (turns xattrs off in the kernel). Only for
+  // measuring the cost of security.capability lookups; never the default.
+  bool xattr_enosys = false;
+};
+
+// One open file. fh in fuse_file_info is its address.
+struct FileHandle {
+  UniqueFd fd;
+  Inode* inode = nullptr;
+  bool writable = false;
+  std::string path;      // relative to the root as opened; set for writable handles
+  std::string grant_id;  // grant in force at open
+  gate::Caller opener;
+  std::atomic<uint64_t> bytes_written{0};
+};
+
+class Filesystem {
+ public:
+  // `root_fd` reaches the backing tree (opened before any mount over it); it is
+  // duplicated, the caller keeps its own.
+  Filesystem(int root_fd, gate::Gate& gate, FsOptions options = {});
+  Filesystem(const Filesystem&) = delete;
+  Filesystem& operator=(const Filesystem&) = delete;
+
+  static Filesystem& of(fuse_req_t req) {
+    return *static_cast<Filesystem*>(fuse_req_userdata(req));
+  }
+
+  Inode& inode(fuse_ino_t ino) noexcept {
+    return ino == FUSE_ROOT_ID ? root_ : *reinterpret_cast<Inode*>(ino);
+  }
+  fuse_ino_t node_id(Inode* inode) noexcept {
+    return inode == &root_ ? FUSE_ROOT_ID : reinterpret_cast<fuse_ino_t>(inode);
+  }
+  bool is_root(const Inode& inode) const noexcept { return &inode == &root_; }
+  InodeTable& table() noexcept { return table_; }
+  gate::Gate& gate() noexcept { return gate_; }
+  const FsOptions& options() const noexcept { return options_; }
+  const std::string& root_prefix() const noexcept { return root_prefix_; }
+
+  // Whether `name` in `parent` is (or would be) under .longrun.
+  bool child_protected(const Inode& parent, std::string_view name) const noexcept {
+    return parent.protected_path.load(std::memory_order_relaxed) ||
+           (&parent == &root_ && name == ".longrun");
+  }
+  double timeout_for(bool is_protected) const noexcept {
+    return is_protected ? 0.0 : options_.timeout;
+  }
+
+  // Looks `name` up under `parent`, filling `e` and taking one lookup reference.
+  // Returns 0 or -errno.
+  int lookup(Inode& parent, const char* name, fuse_entry_param* e);
+
+  // Path of `inode` relative to the root ("" for the root); "?" when it cannot be
+  // resolved (the file is gone, or lies outside the root).
+  std::string path_of(const Inode& inode) const;
+  std::string path_of(const Inode& parent, std::string_view name) const;
+
+  // Gate checks: 0 when allowed, -EACCES (after reporting the refusal) otherwise.
+  int gate_inode(gate::Op op, const Inode& inode, const gate::Caller& caller,
+                 std::string* grant_id = nullptr);
+  int gate_entry(gate::Op op, const Inode& parent, std::string_view name,
+                 const gate::Caller& caller);
+  int gate_path(gate::Op op, std::string_view path, const gate::Caller& caller,
+                std::string* grant_id = nullptr);
+
+  static gate::Caller caller(fuse_req_t req) noexcept {
+    const fuse_ctx* ctx = fuse_req_ctx(req);
+    return gate::Caller{ctx->pid, ctx->uid, ctx->gid};
+  }
+
+  // "/proc/self/fd/N": a name for an O_PATH descriptor usable by path-only calls.
+  static std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+ private:
+  // `name` empty: `base` itself; otherwise the entry `name` in directory `base`.
+  int check(gate::Op op, bool is_protected, const Inode& base, std::string_view name,
+            const gate::Caller& caller, std::string* grant_id);
+
+  gate::Gate& gate_;
+  FsOptions options_;
+  Inode root_;
+  std::string root_prefix_;  // backing path of the root, as /proc/self/fd shows it
+  InodeTable table_;
+};
+
+// For the duration of a creating syscall, the calling thread acts with the
+// caller's fsuid/fsgid so new files belong to the caller, as on a local
+// filesystem. Per thread on Linux (raw syscalls; glibc does not broadcast these).
+// Also makes the thread's umask 0 once: the kernel already applied the caller's.
+class ActAsCaller {
+ public:
+  explicit ActAsCaller(const gate::Caller& caller) noexcept;
+  ~ActAsCaller();
+  ActAsCaller(const ActAsCaller&) = delete;
+  ActAsCaller& operator=(const ActAsCaller&) = delete;
+
+ private:
+  bool switched_ = false;
+};
+
+// Runs one operation body; any exception that escapes becomes EIO and a log line.
+// The body must send exactly one reply, as its last act. (libfuse disables thread
+// cancellation while a request is processed, so no forced unwind passes here.)
+template <class Fn>
+void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept;
+
+void log_stray_exception(const char* op, const char* what) noexcept;
+
+}  // namespace leasefs::fuse
+
+namespace leasefs::fuse {
+
+template <class Fn>
+void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    log_stray_exception(op, e.what());
+    fuse_reply_err(req, EIO);
+  } catch (...) {
+    log_stray_exception(op, "unknown exception");
+    fuse_reply_err(req, EIO);
+  }
+}
+
+}  // namespace leasefs::fuse

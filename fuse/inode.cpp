@@ -1,0 +1,34 @@
+#include "fuse/inode.hpp"
+
+namespace leasefs::fuse {
+
+Inode* InodeTable::acquire(UniqueFd fd, const struct stat& st, bool is_protected) {
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = inodes_.try_emplace(Key{st.st_dev, st.st_ino});
+  if (inserted) it->second = std::make_unique<Inode>(std::move(fd), st, is_protected);
+  Inode* inode = it->second.get();
+  if (is_protected) inode->protected_path.store(true, std::memory_order_relaxed);
+  ++inode->nlookup;
+  return inode;
+}
+
+void InodeTable::forget(Inode* inode, uint64_t n) {
+  std::unique_ptr<Inode> doomed;  // closed outside the lock
+  std::lock_guard lock(mu_);
+  if (n >= inode->nlookup) {
+    auto it = inodes_.find(Key{inode->dev, inode->ino});
+    if (it != inodes_.end() && it->second.get() == inode) {
+      doomed = std::move(it->second);
+      inodes_.erase(it);
+    }
+  } else {
+    inode->nlookup -= n;
+  }
+}
+
+size_t InodeTable::size() const {
+  std::lock_guard lock(mu_);
+  return inodes_.size();
+}
+
+}  // namespace leasefs::fuse

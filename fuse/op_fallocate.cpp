@@ -1,0 +1,18 @@
+#include <fcntl.h>
+
+#include "fuse/operations.hpp"
+
+namespace leasefs::fuse {
+
+void op_fallocate(fuse_req_t req, fuse_ino_t /*ino*/, int mode, off_t offset, off_t length,
+                  fuse_file_info* fi) {
+  guarded(req, "fallocate", [&] {
+    Filesystem& fs = Filesystem::of(req);
+    FileHandle& handle = handle_of(fi);
+    int res = fs.gate_path(gate::Op::kFallocate, handle.path, Filesystem::caller(req));
+    if (res == 0 && ::fallocate(handle.fd.get(), mode, offset, length) != 0) res = -errno;
+    fuse_reply_err(req, -res);
+  });
+}
+
+}  // namespace leasefs::fuse

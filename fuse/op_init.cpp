@@ -1,0 +1,31 @@
+#include "fuse/operations.hpp"
+
+namespace leasefs::fuse {
+
+namespace {
+
+void want(fuse_conn_info* conn, unsigned flag) {
+  if (conn->capable & flag) conn->want |= flag;
+}
+
+}  // namespace
+
+void op_init(void* /*userdata*/, fuse_conn_info* conn) {
+  // Every write must reach the gate synchronously (I6): no writeback cache, ever.
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  // Suid/sgid clearing on write stays the kernel's job: it arrives as a SETATTR
+  // of the mode, which the gate sees.
+  conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
+  want(conn, FUSE_CAP_SPLICE_READ);
+  want(conn, FUSE_CAP_SPLICE_WRITE);
+  want(conn, FUSE_CAP_SPLICE_MOVE);
+  want(conn, FUSE_CAP_FLOCK_LOCKS);
+  want(conn, FUSE_CAP_READDIRPLUS);
+  want(conn, FUSE_CAP_READDIRPLUS_AUTO);
+  want(conn, FUSE_CAP_ATOMIC_O_TRUNC);  // O_TRUNC arrives with the open: one gate check
+  // Symlink targets only change through us (unlink + symlink), which invalidates.
+  want(conn, FUSE_CAP_CACHE_SYMLINKS);
+  conn->max_write = 1u << 20;
+}
+
+}  // namespace leasefs::fuse

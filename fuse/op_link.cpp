@@ -1,0 +1,41 @@
+// link: the gate is asked about the new name, and about the source too when the
+// source is protected (a hard link must not carry .longrun content out, I5).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "fuse/operations.hpp"
+
+namespace leasefs::fuse {
+
+namespace {
+
+int do_link(fuse_req_t req, Filesystem& fs, Inode& inode, Inode& dir, const char* name,
+            fuse_entry_param* e) {
+  const gate::Caller caller = Filesystem::caller(req);
+  if (inode.protected_path.load()) {
+    if (int res = fs.gate_inode(gate::Op::kLink, inode, caller); res < 0) return res;
+  }
+  if (int res = fs.gate_entry(gate::Op::kLink, dir, name, caller); res < 0) return res;
+  // AT_EMPTY_PATH on an O_PATH fd needs CAP_DAC_READ_SEARCH; the /proc path works
+  // for everyone else.
+  static const bool is_root = ::geteuid() == 0;
+  int res = is_root ? ::linkat(inode.fd.get(), "", dir.fd.get(), name, AT_EMPTY_PATH)
+                    : ::linkat(AT_FDCWD, Filesystem::fd_path(inode.fd.get()).c_str(), dir.fd.get(),
+                               name, AT_SYMLINK_FOLLOW);
+  if (res != 0) return -errno;
+  return fs.lookup(dir, name, e);
+}
+
+}  // namespace
+
+void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
+  guarded(req, "link", [&] {
+    Filesystem& fs = Filesystem::of(req);
+    fuse_entry_param e{};
+    int res = do_link(req, fs, fs.inode(ino), fs.inode(newparent), newname, &e);
+    if (res < 0) return static_cast<void>(fuse_reply_err(req, -res));
+    fuse_reply_entry(req, &e);
+  });
+}
+
+}  // namespace leasefs::fuse

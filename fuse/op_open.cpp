@@ -1,0 +1,47 @@
+#include <fcntl.h>
+
+#include <memory>
+
+#include "fuse/file_handle.hpp"
+#include "fuse/operations.hpp"
+
+namespace leasefs::fuse {
+
+namespace {
+
+int do_open(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi) {
+  auto handle = std::make_unique<FileHandle>();
+  handle->inode = &inode;
+  handle->opener = Filesystem::caller(req);
+  handle->writable = opens_for_write(fi->flags);
+  const bool is_protected = inode.protected_path.load();
+  if (handle->writable) {
+    // The path is resolved once here and reused by every write on this handle.
+    handle->path = fs.path_of(inode);
+    if (is_protected && !gate::is_protected_path(handle->path)) handle->path = ".longrun";
+    int res = fs.gate_path(gate::Op::kOpenWrite, handle->path, handle->opener, &handle->grant_id);
+    if (res < 0) return res;
+  }
+  const int flags = (fi->flags & ~O_NOFOLLOW) | O_CLOEXEC;
+  handle->fd.reset(::open(Filesystem::fd_path(inode.fd.get()).c_str(), flags));
+  if (!handle->fd) return -errno;
+  apply_cache_policy(fi, is_protected);
+  fi->fh = reinterpret_cast<uint64_t>(handle.release());
+  return 0;
+}
+
+}  // namespace
+
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  guarded(req, "open", [&] {
+    Filesystem& fs = Filesystem::of(req);
+    int res = do_open(req, fs, fs.inode(ino), fi);
+    if (res < 0) return static_cast<void>(fuse_reply_err(req, -res));
+    if (fuse_reply_open(req, fi) != 0) {
+      // The opener went away (interrupted); no release will come for this handle.
+      delete reinterpret_cast<FileHandle*>(fi->fh);
+    }
+  });
+}
+
+}  // namespace leasefs::fuse

@@ -1,0 +1,31 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include "fuse/operations.hpp"
+
+namespace leasefs::fuse {
+
+// Closing a file that was written through a lease tells the control plane (for
+// the audit log), with a read-only descriptor to hash the content.
+void op_release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
+  guarded(req, "release", [&] {
+    std::unique_ptr<FileHandle> handle(reinterpret_cast<FileHandle*>(fi->fh));
+    const uint64_t written = handle->bytes_written.load();
+    if (written > 0) {
+      gate::WriteClosed closed;
+      closed.path = handle->path;
+      closed.bytes_written = written;
+      closed.grant_id = handle->grant_id;
+      closed.caller = handle->opener;
+      closed.content.reset(::open(Filesystem::fd_path(handle->inode->fd.get()).c_str(),
+                                  O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+      Filesystem::of(req).gate().report_write_closed(std::move(closed));
+    }
+    handle.reset();
+    fuse_reply_err(req, 0);
+  });
+}
+
+}  // namespace leasefs::fuse

@@ -1,0 +1,27 @@
+// write: every write is asked again, against the snapshot in force now, not the
+// one the file was opened under. A descriptor opened under a lease must not write
+// after the lease is revoked (I6); the check is one lock-free snapshot read.
+#include "fuse/operations.hpp"
+
+namespace leasefs::fuse {
+
+void op_write_buf(fuse_req_t req, fuse_ino_t /*ino*/, fuse_bufvec* in_buf, off_t off,
+                  fuse_file_info* fi) {
+  guarded(req, "write", [&] {
+    Filesystem& fs = Filesystem::of(req);
+    FileHandle& handle = handle_of(fi);
+    if (int res = fs.gate_path(gate::Op::kWrite, handle.path, Filesystem::caller(req)); res < 0) {
+      return static_cast<void>(fuse_reply_err(req, -res));
+    }
+    fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in_buf));
+    out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    out.buf[0].fd = handle.fd.get();
+    out.buf[0].pos = off;
+    ssize_t n = fuse_buf_copy(&out, in_buf, FUSE_BUF_SPLICE_MOVE);
+    if (n < 0) return static_cast<void>(fuse_reply_err(req, static_cast<int>(-n)));
+    handle.bytes_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    fuse_reply_write(req, static_cast<size_t>(n));
+  });
+}
+
+}  // namespace leasefs::fuse

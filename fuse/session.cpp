@@ -1,0 +1,120 @@
+#include "fuse/session.hpp"
+
+#include <fuse_lowlevel.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "fuse/operations.hpp"
+
+namespace leasefs::fuse {
+
+std::string escape_option(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == ',' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+Session::Session(Filesystem& fs, std::string mountpoint, const MountOptions& options)
+    : mountpoint_(std::move(mountpoint)), max_threads_(options.max_threads) {
+  std::string opts = "fsname=" + escape_option(options.fsname) + ",subtype=leasefs";
+  if (options.allow_other) opts += ",allow_other";
+  opts += ",default_permissions";
+  std::vector<std::string> argv_store = {"leasefs", "-o", opts};
+  if (options.debug) argv_store.push_back("-d");
+  std::vector<char*> argv;
+  for (auto& a : argv_store) argv.push_back(a.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+  const fuse_lowlevel_ops ops = make_operations();
+  se_ = fuse_session_new(&args, &ops, sizeof ops, &fs);
+  fuse_opt_free_args(&args);
+  if (!se_) throw std::runtime_error("cannot create the FUSE session (bad options?)");
+  if (fuse_session_mount(se_, mountpoint_.c_str()) != 0) {
+    fuse_session_destroy(se_);
+    se_ = nullptr;
+    throw std::runtime_error("cannot mount FUSE at " + mountpoint_ +
+                             " (is /dev/fuse available, and user_allow_other set?)");
+  }
+  mounted_ = true;
+}
+
+Session::~Session() {
+  if (!se_) return;
+  unmount();
+  fuse_session_destroy(se_);
+}
+
+namespace {
+
+void ignore_signal(int) {}
+
+void install_wakeup_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_handler = ignore_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: the loop's sem_wait must return EINTR
+    sigaction(SIGUSR1, &sa, nullptr);
+  });
+}
+
+}  // namespace
+
+int Session::run() {
+  install_wakeup_handler();
+  {
+    std::lock_guard lock(run_mu_);
+    if (stopping_) return 0;
+    runner_ = pthread_self();
+    running_ = true;
+  }
+  fuse_loop_config* config = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_clone_fd(config, 0);
+  fuse_loop_cfg_set_max_threads(config, max_threads_);
+  fuse_loop_cfg_set_idle_threads(config, 4);
+  int res = fuse_session_loop_mt(se_, config);
+  fuse_loop_cfg_destroy(config);
+  std::lock_guard lock(run_mu_);
+  running_ = false;
+  return res;
+}
+
+void Session::stop() noexcept {
+  install_wakeup_handler();
+  {
+    std::lock_guard lock(run_mu_);
+    stopping_ = true;
+    if (!se_) return;
+    fuse_session_exit(se_);
+  }
+  // The loop may be between its exit check and sem_wait() when a signal lands;
+  // repeat until it is seen to return (up to ~5 s).
+  for (int i = 0; i < 250; ++i) {
+    {
+      std::lock_guard lock(run_mu_);
+      if (!running_) return;
+      pthread_kill(runner_, SIGUSR1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void Session::unmount() noexcept {
+  if (!mounted_) return;
+  mounted_ = false;
+  fuse_session_unmount(se_);
+}
+
+}  // namespace leasefs::fuse

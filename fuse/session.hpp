@@ -1,0 +1,60 @@
+// One mount of the passthrough: creates the FUSE session, mounts it, runs the
+// multithreaded loop, and takes it all down again. Used by the daemon, the test
+// fixture and the benchmark mount.
+#pragma once
+
+#include <pthread.h>
+
+#include <mutex>
+#include <string>
+
+#include "fuse/filesystem.hpp"
+
+struct fuse_session;
+
+namespace leasefs::fuse {
+
+struct MountOptions {
+  std::string fsname;  // shown as the source in /proc/self/mountinfo (the root path)
+  bool allow_other = true;
+  bool debug = false;
+  unsigned max_threads = 16;
+};
+
+class Session {
+ public:
+  // Mounts `fs` at `mountpoint`; throws std::runtime_error with a message.
+  Session(Filesystem& fs, std::string mountpoint, const MountOptions& options);
+  ~Session();  // stop() + unmount + destroy
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Serves requests until stop() or an external unmount. Returns 0 or -errno.
+  int run();
+  // Makes run() return: sets the exit flag and interrupts the thread in run()
+  // with SIGUSR1 (a no-op handler is installed once), whose loop then cancels its
+  // idle workers. Safe from any thread but a filesystem worker, more than once,
+  // and before run() starts. Does not unmount.
+  void stop() noexcept;
+  // Lazily detaches the mount; idempotent. Processes still inside see ENOTCONN
+  // once the session is gone.
+  void unmount() noexcept;
+
+  const std::string& mountpoint() const noexcept { return mountpoint_; }
+  fuse_session* raw() noexcept { return se_; }
+
+ private:
+  fuse_session* se_ = nullptr;
+  std::string mountpoint_;
+  unsigned max_threads_;
+  bool mounted_ = false;
+  std::mutex run_mu_;
+  bool stopping_ = false;  // guarded by run_mu_
+  pthread_t runner_{};     // guarded by run_mu_
+  bool running_ = false;   // guarded by run_mu_
+};
+
+// Escapes ',' and '\' for a -o option value.
+std::string escape_option(std::string_view value);
+
+}  // namespace leasefs::fuse

@@ -1,0 +1,67 @@
+// leasefs_bench_mount ROOT MOUNTPOINT [--xattr-enosys]: the passthrough with an
+// allow-all snapshot (one in-progress task, one unrestricted grant), in the
+// foreground until SIGTERM/SIGINT. For bench/fs_bench.sh only.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "fuse/filesystem.hpp"
+#include "fuse/session.hpp"
+#include "gate/gate.hpp"
+
+using namespace leasefs;
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s ROOT MOUNTPOINT [--xattr-enosys]\n", argv[0]);
+    return 2;
+  }
+  fuse::FsOptions fo;
+  for (int i = 3; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--xattr-enosys") == 0) fo.xattr_enosys = true;
+  }
+  gate::UniqueFd root(::open(argv[1], O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) {
+    std::perror(argv[1]);
+    return 1;
+  }
+  gate::Gate gate;
+  gate::GateSnapshot s;
+  s.has_task = true;
+  s.status = gate::TaskStatus::kInProgress;
+  s.turn = 1;
+  gate::Grant g;
+  g.id = "G_1";
+  g.turn = 1;
+  s.grants.push_back(g);
+  gate.publish(std::move(s));
+  try {
+    fuse::Filesystem fs(root.get(), gate, fo);
+    fuse::MountOptions mo;
+    mo.fsname = argv[1];
+    fuse::Session session(fs, argv[2], mo);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    std::thread waiter([&] {
+      int sig = 0;
+      sigwait(&set, &sig);
+      session.stop();
+    });
+    std::printf("ready\n");
+    std::fflush(stdout);
+    session.run();
+    pthread_kill(waiter.native_handle(), SIGTERM);
+    waiter.join();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

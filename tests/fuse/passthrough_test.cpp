@@ -1,0 +1,173 @@
+// With a lease, the mount behaves like the directory underneath; without one,
+// reads still work.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "tests/support/mounted_fs.hpp"
+
+namespace leasefs::test {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void spit(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+}
+
+class Passthrough : public ::testing::Test {
+ protected:
+  MountedFs fs;
+};
+
+TEST_F(Passthrough, MountinfoShowsFuseLeasefsWithRootAsSource) {
+  std::string info = slurp("/proc/self/mountinfo");
+  auto pos = info.find(" " + fs.mnt() + " ");
+  ASSERT_NE(pos, std::string::npos) << info;
+  auto eol = info.find('\n', pos);
+  std::string line = info.substr(pos, eol - pos);
+  EXPECT_NE(line.find(" - fuse.leasefs " + fs.backing() + " "), std::string::npos) << line;
+}
+
+TEST_F(Passthrough, ReadsAreNeverRefusedWithoutALease) {
+  ::mkdir((fs.backing() + "/src").c_str(), 0755);
+  spit(fs.backing() + "/src/a.c", "int main() { return 42; }\n");
+  auto r = fs.sh("cat src/a.c && grep -r 'return 42' . && ls -la src && stat src/a.c");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("int main"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("./src/a.c:"), std::string::npos) << r.output;
+  r = fs.sh("cat src/a.c", 65534);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST_F(Passthrough, WriteReadRoundTripWithLease) {
+  fs.grant();
+  auto r = fs.sh(
+      "set -e; echo hello > f; echo more >> f; cat f; mkdir -p d/e; mv f d/e/g; "
+      "ln -s e/g d/link; cat d/link; ln d/e/g hard; stat -c %h hard; rm hard; "
+      "truncate -s 3 d/e/g; cat d/e/g; echo; rmdir d/e 2>/dev/null || true; ls d");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(slurp(fs.backing() + "/d/e/g"), "hel");
+  EXPECT_NE(r.output.find("hello\nmore\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2\n"), std::string::npos) << r.output;
+}
+
+TEST_F(Passthrough, FileCreatedByUserIsOwnedByThatUser) {
+  ::chmod(fs.backing().c_str(), 01777);
+  fs.grant();
+  auto r = fs.sh("echo x > mine && mkdir mydir && ln -s mine mylink", 65534);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* name : {"/mine", "/mydir", "/mylink"}) {
+    struct stat st {};
+    ASSERT_EQ(::lstat((fs.backing() + name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_uid, 65534u) << name;
+    EXPECT_EQ(st.st_gid, 65534u) << name;
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat((fs.backing() + "/mine").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);  // the caller's umask (022), not ours
+}
+
+TEST_F(Passthrough, SparseFileBeyondFourGiB) {
+  fs.grant();
+  auto r = fs.sh(
+      "set -e; truncate -s 5G big; printf 'tail-data' | dd of=big bs=1 seek=4831838208 "
+      "conv=notrunc status=none; dd if=big bs=1 skip=4831838208 count=9 status=none; echo; "
+      "stat -c %s big");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("tail-data\n5368709120"), std::string::npos) << r.output;
+  struct stat st {};
+  ASSERT_EQ(::stat((fs.backing() + "/big").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 5368709120);
+  EXPECT_LT(st.st_blocks * 512, 1 << 20);  // still sparse underneath
+}
+
+TEST_F(Passthrough, TimesAndModesWithNanoseconds) {
+  fs.grant();
+  auto r = fs.sh(
+      "set -e; touch f; touch -d '2001-02-03 04:05:06.123456789' f; stat -c '%y' f; "
+      "chmod 0600 f; stat -c '%a' f; touch -a f");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2001-02-03 04:05:06.123456789"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("600"), std::string::npos) << r.output;
+}
+
+TEST_F(Passthrough, RenameFlagsNoReplaceAndExchange) {
+  fs.grant();
+  auto r = fs.sh(
+      "set -e; echo a > a; echo b > b; "
+      "python3 -c \"import ctypes,os,sys\n"
+      "libc=ctypes.CDLL(None,use_errno=True)\n"
+      "AT=-100\n"
+      "r=libc.renameat2(AT,b'a',AT,b'b',1)\n"
+      "print('noreplace',r,ctypes.get_errno())\n"
+      "r=libc.renameat2(AT,b'a',AT,b'b',2)\n"
+      "print('exchange',r)\"; cat a b");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("noreplace -1 17"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("exchange 0\nb\na\n"), std::string::npos) << r.output;
+}
+
+TEST_F(Passthrough, XattrsWorkWithALease) {
+  fs.grant();
+  auto r = fs.sh(
+      "set -e; echo x > f; python3 -c \"import os\n"
+      "os.setxattr('f','user.k',b'v1')\n"
+      "print(os.getxattr('f','user.k'))\n"
+      "print(os.listxattr('f'))\n"
+      "os.removexattr('f','user.k')\n"
+      "print(os.listxattr('f'))\"");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("b'v1'\n['user.k']\n[]"), std::string::npos) << r.output;
+}
+
+TEST_F(Passthrough, GitWorkflowWithALease) {
+  fs.grant();
+  auto r = fs.sh(
+      "set -e; git init -q repo; cd repo; echo 'x' > a.txt; mkdir sub; echo y > sub/b; "
+      "git add -A; git -c user.name=t -c user.email=t@e commit -qm first; "
+      "echo z >> a.txt; git -c user.name=t -c user.email=t@e commit -qam second; "
+      "git log --oneline | wc -l; git status --porcelain");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "2\n");
+}
+
+TEST_F(Passthrough, CopyFileRangeFallocateAndSeekData) {
+  fs.grant();
+  auto r = fs.sh(
+      "set -e; head -c 100000 /dev/urandom > src; "
+      "python3 -c \"import os\n"
+      "i=os.open('src',os.O_RDONLY); o=os.open('dst',os.O_WRONLY|os.O_CREAT,0o644)\n"
+      "n=0\n"
+      "while n<100000: n+=os.copy_file_range(i,o,100000-n)\n"
+      "os.close(o)\n"
+      "f=os.open('sp',os.O_RDWR|os.O_CREAT,0o644); os.posix_fallocate(f,0,8192)\n"
+      "os.ftruncate(f,1<<20); os.pwrite(f,b'x',1<<19)\n"
+      "print('data', os.lseek(f,8192,os.SEEK_DATA))\"; cmp src dst; fallocate -l 65536 fa; "
+      "stat -c %s fa");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("data 524288\n65536"), std::string::npos) << r.output;
+}
+
+TEST_F(Passthrough, LongrunFilesWrittenUnderneathAreSeenFresh) {
+  ::mkdir((fs.backing() + "/.longrun").c_str(), 0755);
+  spit(fs.backing() + "/.longrun/status.md", "one\n");
+  EXPECT_EQ(slurp(fs.mnt() + "/.longrun/status.md"), "one\n");
+  EXPECT_FALSE(::access((fs.mnt() + "/.longrun/state.json").c_str(), F_OK) == 0);
+  spit(fs.backing() + "/.longrun/status.md", "two, longer\n");
+  spit(fs.backing() + "/.longrun/state.json", "{}");
+  EXPECT_EQ(slurp(fs.mnt() + "/.longrun/status.md"), "two, longer\n");
+  EXPECT_EQ(slurp(fs.mnt() + "/.longrun/state.json"), "{}");
+  auto r = fs.sh("ls .longrun");
+  EXPECT_EQ(r.output, "state.json\nstatus.md\n");
+}
+
+}  // namespace
+}  // namespace leasefs::test
