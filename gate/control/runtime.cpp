@@ -131,6 +131,7 @@ struct Runtime::Impl {
     control::ServerOptions so;
     so.socket_path = socket_path;
     so.socket_mode = options.socket_mode;
+    so.socket_gid = options.socket_gid;
     so.approvers.owner_uid = ::geteuid();
     so.approvers.uids = options.approver_uids;
     so.approvers.gids = options.approver_gids;

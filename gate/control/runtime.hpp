@@ -21,6 +21,8 @@ struct RuntimeOptions {
   std::vector<gid_t> approver_gids;
   // The control socket's mode after bind: owner and group may connect.
   mode_t socket_mode = 0660;
+  // The socket's group (--socket-group); -1 keeps the daemon's.
+  gid_t socket_gid = static_cast<gid_t>(-1);
   // A connection with no request in progress is closed after this long.
   std::chrono::milliseconds idle_timeout{30'000};
   // Files closed after a leased write are hashed for the audit up to this size.

@@ -163,6 +163,14 @@ struct Server::Impl {
       ::unlink(path.c_str());
       throw_io("cannot chmod control socket " + path, err);
     }
+    if (options.socket_gid != static_cast<gid_t>(-1) &&
+        ::chown(path.c_str(), static_cast<uid_t>(-1), options.socket_gid) != 0) {
+      int err = errno;
+      ::unlink(path.c_str());
+      throw_io(
+          "cannot give control socket " + path + " to group " + std::to_string(options.socket_gid),
+          err);
+    }
     if (::listen(listen_fd.get(), options.backlog) != 0) {
       int err = errno;
       ::unlink(path.c_str());

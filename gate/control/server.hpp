@@ -40,6 +40,9 @@ namespace leasefs::gate::control {
 struct ServerOptions {
   std::string socket_path;
   mode_t socket_mode = 0660;
+  // Group given the socket, so that an agent running as another user in that group
+  // can ask, turn and checkpoint; -1 keeps the daemon's group.
+  gid_t socket_gid = static_cast<gid_t>(-1);
   ApproverPolicy approvers;
   size_t workers = 4;
   size_t max_connections = 512;

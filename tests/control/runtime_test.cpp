@@ -241,6 +241,16 @@ TEST_F(ControlTest, SocketIsRecordedInLongrunAndChmodded) {
   EXPECT_EQ(dst.st_mode & 0777, 0755u);
 }
 
+TEST(ControlRuntime, SocketGroupLetsAnAgentGroupConnect) {
+  RuntimeOptions o;
+  o.socket_gid = 65534;
+  RuntimeHarness h(o);
+  struct stat st {};
+  ASSERT_EQ(::stat(h.socket().c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, 65534u);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+}
+
 // --- invariant I8 -------------------------------------------------------------
 
 TEST_F(ControlTest, I8_ConcurrentApprovalsExactlyOneWins) {
