@@ -19,8 +19,8 @@ void op_release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
       closed.bytes_written = written;
       closed.grant_id = handle->grant_id;
       closed.caller = handle->opener;
-      closed.content.reset(::open(Filesystem::fd_path(handle->inode->fd.get()).c_str(),
-                                  O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+      closed.content.reset(
+          ::open(Filesystem::fd_path(handle->inode->fd.get()).c_str(), O_RDONLY | O_CLOEXEC));
       Filesystem::of(req).gate().report_write_closed(std::move(closed));
     }
     handle.reset();

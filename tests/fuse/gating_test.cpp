@@ -1,0 +1,202 @@
+// Every gated operation, driven by the real tool an agent would use: refused
+// without a lease (EACCES, "Permission denied", nothing changed underneath) and
+// done with one. Each case runs as root and as an unprivileged user.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "tests/support/mounted_fs.hpp"
+
+namespace leasefs::test {
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+struct OpCase {
+  const char* name;
+  const char* command;  // run inside the mount
+  const char* check;    // run inside the mount after success; must exit 0
+};
+
+// Every case starts from: existing.txt ("hello"), emptydir/, tagged (user.k=v).
+const OpCase kCases[] = {
+    {"EchoCreate", "echo hi > new.txt", "grep -qx hi new.txt"},
+    {"EchoTruncate", "echo hi > existing.txt", "grep -qx hi existing.txt"},
+    {"Append", "echo more >> existing.txt", "test $(wc -l < existing.txt) = 2"},
+    {"Cp", "cp existing.txt copy.txt", "cmp existing.txt copy.txt"},
+    {"Mv", "mv existing.txt moved.txt", "test -f moved.txt && ! test -e existing.txt"},
+    {"Rm", "rm existing.txt", "! test -e existing.txt"},
+    {"Mkdir", "mkdir newdir", "test -d newdir"},
+    {"Rmdir", "rmdir emptydir", "! test -e emptydir"},
+    {"Ln", "ln existing.txt hard", "test $(stat -c %h existing.txt) = 2"},
+    {"LnS", "ln -s existing.txt soft", "test $(readlink soft) = existing.txt"},
+    {"TouchNew", "touch touched", "test -f touched"},
+    {"TouchExisting", "touch -d 2001-01-01 existing.txt",
+     "test $(stat -c %Y existing.txt) = $(date -d 2001-01-01 +%s)"},
+    {"Chmod", "chmod 600 existing.txt", "test $(stat -c %a existing.txt) = 600"},
+    {"Chown", "chown 65534:65534 existing.txt", "test $(stat -c %u existing.txt) = 65534"},
+    {"Truncate", "truncate -s 2 existing.txt", "test $(stat -c %s existing.txt) = 2"},
+    {"SedInPlace", "sed -i s/hello/bye/ existing.txt", "grep -qx bye existing.txt"},
+    {"Mkfifo", "mkfifo fifo", "test -p fifo"},
+    {"PythonOpenW", "python3 -c \"open('existing.txt','w').write('py')\"",
+     "test $(cat existing.txt) = py"},
+    {"PythonRename", "python3 -c \"import os; os.rename('existing.txt','renamed')\"",
+     "test -f renamed"},
+    {"PythonSetxattr", "python3 -c \"import os; os.setxattr('existing.txt','user.a',b'1')\"",
+     "python3 -c \"import os; assert os.getxattr('existing.txt','user.a')==b'1'\""},
+    {"PythonRemovexattr", "python3 -c \"import os; os.removexattr('tagged','user.k')\"",
+     "python3 -c \"import os; assert os.listxattr('tagged')==[]\""},
+    {"Fallocate", "fallocate -l 65536 existing.txt", "test $(stat -c %s existing.txt) = 65536"},
+    {"GitInitAddCommit",
+     "export HOME=/tmp; git init -q repo && cd repo && echo x > f && git add f && "
+     "git -c user.name=t -c user.email=t@e commit -qm m",
+     "cd repo && test $(git log --oneline | wc -l) = 1"},
+};
+
+struct Param {
+  const OpCase* op;
+  bool as_nobody;
+};
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  return std::string(info.param.op->name) + (info.param.as_nobody ? "_AsNobody" : "_AsRoot");
+}
+
+std::vector<Param> all_params() {
+  std::vector<Param> out;
+  for (const auto& c : kCases) {
+    out.push_back({&c, false});
+    out.push_back({&c, true});
+  }
+  return out;
+}
+
+bool denied(const RunResult& r) {
+  return r.exit_code != 0 && (r.output.find("Permission denied") != std::string::npos ||
+                              r.output.find("permission denied") != std::string::npos);
+}
+
+class GatedOp : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    RunOptions o;
+    o.cwd = fs.backing();
+    auto r = run_sh(
+        "set -e; echo hello > existing.txt; mkdir emptydir; touch tagged; "
+        "python3 -c \"import os; os.setxattr('tagged','user.k',b'v')\"",
+        o);
+    ASSERT_TRUE(r.ok()) << r.output;
+    if (GetParam().as_nobody) {
+      // The unprivileged user owns the tree, so only the gate can refuse.
+      ASSERT_TRUE(run_sh("chown -R 65534:65534 . && chmod 1777 .", o).ok());
+    }
+  }
+  std::optional<uid_t> who() const {
+    return GetParam().as_nobody ? std::optional<uid_t>(kNobody) : std::nullopt;
+  }
+  MountedFs fs;
+};
+
+TEST_P(GatedOp, RefusedWithoutLeaseThenDoneWithOne) {
+  const OpCase& op = *GetParam().op;
+  const std::string before = tree_digest(fs.backing());
+
+  auto refused = fs.sh(op.command, who());
+  EXPECT_TRUE(denied(refused)) << "exit " << refused.exit_code << ": " << refused.output;
+  EXPECT_EQ(tree_digest(fs.backing()), before) << "the tree changed under a refusal";
+
+  // Revoked (task in progress, no grant for this turn) refuses the same way.
+  fs.revoke();
+  refused = fs.sh(op.command, who());
+  EXPECT_TRUE(denied(refused)) << "exit " << refused.exit_code << ": " << refused.output;
+  EXPECT_EQ(tree_digest(fs.backing()), before) << "the tree changed under a refusal";
+
+  fs.grant();
+  auto done = fs.sh(op.command, who());
+  ASSERT_EQ(done.exit_code, 0) << done.output;
+  auto check = fs.sh(op.check, who());
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTools, GatedOp, ::testing::ValuesIn(all_params()), param_name);
+
+// The control plane hears about refusals with the path relative to the root and
+// the caller's pid, and about files closed after a leased write.
+class RecordingSink : public gate::GateEventSink {
+ public:
+  void on_refusal(gate::Refusal r) noexcept override {
+    std::lock_guard lock(mu);
+    refusals.push_back(std::move(r));
+  }
+  void on_write_closed(gate::WriteClosed c) noexcept override {
+    std::lock_guard lock(mu);
+    closed.push_back(std::move(c));
+  }
+  std::mutex mu;
+  std::vector<gate::Refusal> refusals;
+  std::vector<gate::WriteClosed> closed;
+};
+
+TEST(GateReports, RefusalCarriesRelativePathOpAndReason) {
+  MountedFs fs;
+  RecordingSink sink;
+  fs.gate().set_sink(&sink);
+  ::mkdir((fs.backing() + "/src").c_str(), 0755);
+  auto r = fs.sh("echo x > src/a.c");
+  EXPECT_TRUE(denied(r)) << r.output;
+  fs.gate().set_sink(nullptr);
+  std::lock_guard lock(sink.mu);
+  ASSERT_FALSE(sink.refusals.empty());
+  EXPECT_EQ(sink.refusals[0].path, "src/a.c");
+  EXPECT_EQ(sink.refusals[0].op, gate::Op::kCreate);
+  EXPECT_EQ(sink.refusals[0].reason, gate::DenyReason::kNoTask);
+  EXPECT_GT(sink.refusals[0].caller.pid, 0);
+}
+
+TEST(GateReports, WriteClosedAfterLeasedWrite) {
+  MountedFs fs;
+  RecordingSink sink;
+  fs.gate().set_sink(&sink);
+  fs.grant();
+  ::mkdir((fs.backing() + "/src").c_str(), 0755);
+  auto r = fs.sh("printf 12345 > src/b.c");
+  ASSERT_TRUE(r.ok()) << r.output;
+  fs.stop();  // every release has been processed
+  fs.gate().set_sink(nullptr);
+  std::lock_guard lock(sink.mu);
+  ASSERT_EQ(sink.closed.size(), 1u);
+  EXPECT_EQ(sink.closed[0].path, "src/b.c");
+  EXPECT_EQ(sink.closed[0].bytes_written, 5u);
+  EXPECT_EQ(sink.closed[0].grant_id, "G_1");
+  EXPECT_TRUE(static_cast<bool>(sink.closed[0].content));
+}
+
+TEST(GateReports, PathNarrowedGrantSeesRealPaths) {
+  MountedFs fs;
+  gate::GateSnapshot s;
+  s.has_task = true;
+  s.status = gate::TaskStatus::kInProgress;
+  s.turn = 3;
+  gate::Grant g;
+  g.id = "G_7";
+  g.turn = 3;
+  g.paths = {"src/**"};
+  s.grants.push_back(g);
+  fs.publish(std::move(s));
+  ::mkdir((fs.backing() + "/src").c_str(), 0755);
+  ::mkdir((fs.backing() + "/docs").c_str(), 0755);
+  auto r = fs.sh("echo ok > src/in.c && mkdir -p src/deep/er && echo ok > src/deep/er/x");
+  EXPECT_TRUE(r.ok()) << r.output;
+  r = fs.sh("echo no > docs/out.md");
+  EXPECT_TRUE(denied(r)) << r.output;
+  r = fs.sh("mv src/in.c docs/in.c");  // the destination is out of scope
+  EXPECT_TRUE(denied(r)) << r.output;
+  EXPECT_EQ(::access((fs.backing() + "/src/in.c").c_str(), F_OK), 0);
+}
+
+}  // namespace
+}  // namespace leasefs::test
