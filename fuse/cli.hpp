@@ -1,0 +1,26 @@
+// The daemon's commands: `leasefs mount` and `leasefs unmount`.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace leasefs::fuse {
+
+struct MountCommand {
+  std::string root;
+  std::string mountpoint;  // empty: over the root
+  std::string socket;
+  std::string socket_group;
+  bool foreground = false;
+  std::vector<uid_t> approver_uids;
+  std::vector<gid_t> approver_gids;
+  std::string log_level = "info";
+  bool debug_fuse = false;
+};
+
+int run_mount(const MountCommand& cmd);
+int run_unmount(const std::string& path);
+
+}  // namespace leasefs::fuse

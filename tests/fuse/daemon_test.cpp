@@ -1,0 +1,181 @@
+// The real `leasefs` binary: mount, refuse a second daemon, recover from a
+// kill -9, refuse bad arguments clearly, grant through the control socket.
+// Every test kills its daemons and clears its mounts on every exit path.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "fuse/mount_table.hpp"
+#include "tests/support/control_client.hpp"
+#include "tests/support/mounted_fs.hpp"
+
+namespace leasefs::test {
+namespace {
+
+const std::string kLeasefs = LEASEFS_BIN;
+
+pid_t read_pid(const std::string& lock_path) {
+  std::ifstream in(lock_path);
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+// Temp tree + cleanup: every mount point used is detached and every daemon seen
+// is killed, whatever happened in the test.
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base = make_temp_dir("leasefs-daemon-");
+    root = base + "/root";
+    mnt = base + "/mnt";
+    sock = base + "/ctl.sock";
+    ::mkdir(root.c_str(), 0755);
+    ::mkdir(mnt.c_str(), 0755);
+  }
+  void TearDown() override {
+    for (const std::string& mp : {mnt, root}) {
+      if (fuse::leasefs_mount_at(mp)) {
+        pid_t pid = read_pid(mp + "/.longrun/lock");
+        if (pid > 0) remember(pid);
+        RunOptions o;
+        o.timeout_s = 10;
+        run_argv({"fusermount3", "-uz", mp}, o);
+      }
+    }
+    for (pid_t pid : daemons) ::kill(pid, SIGKILL);
+    remove_tree(base);
+  }
+  void remember(pid_t pid) {
+    if (pid > 0) daemons.push_back(pid);
+  }
+  RunResult leasefs(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {kLeasefs};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunOptions o;
+    o.timeout_s = 30;
+    RunResult r = run_argv(argv, o);
+    // A daemon that started is recorded for cleanup right away.
+    for (const std::string& mp : {mnt, root}) {
+      if (fuse::leasefs_mount_at(mp)) remember(read_pid(mp + "/.longrun/lock"));
+    }
+    return r;
+  }
+  static bool wait_gone(pid_t pid) {
+    for (int i = 0; i < 500 && ::kill(pid, 0) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return ::kill(pid, 0) != 0;
+  }
+
+  std::string base, root, mnt, sock;
+  std::vector<pid_t> daemons;
+};
+
+TEST_F(DaemonTest, MountGrantWriteUnmount) {
+  auto r = leasefs({"mount", root, mnt, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("mounted " + root + " at " + mnt), std::string::npos) << r.output;
+  ASSERT_TRUE(fuse::leasefs_mount_at(mnt));
+  const pid_t pid = read_pid(mnt + "/.longrun/lock");
+  ASSERT_GT(pid, 0);
+
+  RunOptions in_mnt;
+  in_mnt.cwd = mnt;
+  auto w = run_sh("echo x > a.txt", in_mnt);
+  EXPECT_NE(w.exit_code, 0);
+  EXPECT_NE(w.output.find("Permission denied"), std::string::npos) << w.output;
+
+  {
+    ControlClient c(sock);
+    auto reply = c.call("start", {{"description", "daemon test"}});
+    ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+    reply = c.call("grant", {{"reason", "go ahead"}});
+    ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  }
+  w = run_sh("echo x > a.txt && cat a.txt", in_mnt);
+  EXPECT_EQ(w.exit_code, 0) << w.output;
+  w = run_sh("echo x > .longrun/evil", in_mnt);
+  EXPECT_NE(w.output.find("Permission denied"), std::string::npos) << w.output;
+  w = run_sh("cat .longrun/status.md", in_mnt);
+  EXPECT_EQ(w.exit_code, 0) << w.output;
+
+  r = leasefs({"unmount", mnt});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fuse::leasefs_mount_at(mnt));
+  EXPECT_TRUE(wait_gone(pid));
+  std::ifstream in(root + "/a.txt");
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "x");
+}
+
+TEST_F(DaemonTest, SecondMountOfSameRootIsRefusedNamingThePid) {
+  auto r = leasefs({"mount", root, mnt, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const pid_t pid = read_pid(mnt + "/.longrun/lock");
+  auto again = leasefs({"mount", root, mnt, "--socket", base + "/other.sock"});
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_NE(again.output.find("already served by leasefs (pid " + std::to_string(pid) + ")"),
+            std::string::npos)
+      << again.output;
+  // A different mount point, same root: the root's lock refuses it.
+  const std::string mnt2 = base + "/mnt2";
+  ::mkdir(mnt2.c_str(), 0755);
+  again = leasefs({"mount", root, mnt2, "--socket", base + "/other.sock"});
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_NE(again.output.find("pid " + std::to_string(pid)), std::string::npos) << again.output;
+  EXPECT_FALSE(fuse::leasefs_mount_at(mnt2));
+}
+
+TEST_F(DaemonTest, KillDashNineThenMountAgainClearsTheDeadMount) {
+  // Over the root itself, the way it is meant to be used.
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const pid_t pid = read_pid(root + "/.longrun/lock");
+  ASSERT_GT(pid, 0);
+  ::kill(pid, SIGKILL);
+  ASSERT_TRUE(wait_gone(pid));
+  struct statfs sfs {};
+  EXPECT_NE(::statfs(root.c_str(), &sfs), 0);
+  EXPECT_EQ(errno, ENOTCONN);
+  struct stat st {};
+
+  r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("dead"), std::string::npos) << r.output;
+  EXPECT_EQ(::stat((root + "/.longrun").c_str(), &st), 0);
+  const pid_t pid2 = read_pid(root + "/.longrun/lock");
+  EXPECT_NE(pid2, pid);
+  r = leasefs({"unmount", root});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(wait_gone(pid2));
+}
+
+TEST_F(DaemonTest, MissingRootOrRootIsAFileFailsClearly) {
+  auto r = leasefs({"mount", base + "/nope", mnt});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("error: root " + base + "/nope: No such file or directory"),
+            std::string::npos)
+      << r.output;
+  std::ofstream(base + "/file") << "x";
+  r = leasefs({"mount", base + "/file", mnt});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("is not a directory"), std::string::npos) << r.output;
+  r = leasefs({"mount", root, base + "/file"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("mountpoint " + base + "/file is not a directory"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fuse::leasefs_mount_at(mnt));
+  EXPECT_FALSE(fuse::leasefs_mount_at(root));
+}
+
+}  // namespace
+}  // namespace leasefs::test
