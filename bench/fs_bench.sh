@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Same workloads, side by side, on (a) the native directory, (b) bindfs mirroring
+# it, (c) leasefs with a lease held (leasefs_bench_mount: allow-all snapshot), and
+# (d) leasefs with xattrs answered ENOSYS, to price the security.capability
+# lookups the kernel makes before every write. Prints each figure and its ratio
+# to native.
+#
+#   bench/fs_bench.sh [BUILD_DIR]          FS_BENCH_QUICK=1 for a short run
+#   env: FS_BENCH_DIR (scratch, default /var/tmp), FS_BENCH_SIZE (seq size, 1g),
+#        FS_BENCH_FILES (small files, 10000), FS_BENCH_RUNTIME (s per random job, 10)
+set -euo pipefail
+
+BUILD=${1:-$(cd "$(dirname "$0")/.." && pwd)/build-fuse}
+MOUNT_BIN=$(find "$BUILD" -name leasefs_bench_mount -type f -perm -u+x | head -1)
+[ -x "$MOUNT_BIN" ] || { echo "leasefs_bench_mount not found under $BUILD" >&2; exit 2; }
+if [ "${FS_BENCH_QUICK:-0}" = 1 ]; then
+  SIZE=${FS_BENCH_SIZE:-128m}; FILES=${FS_BENCH_FILES:-2000}; RUNTIME=${FS_BENCH_RUNTIME:-3}
+else
+  SIZE=${FS_BENCH_SIZE:-1g}; FILES=${FS_BENCH_FILES:-10000}; RUNTIME=${FS_BENCH_RUNTIME:-10}
+fi
+WORK=$(mktemp -d "${FS_BENCH_DIR:-/var/tmp}/fs-bench.XXXXXX")
+PIDS=()
+cleanup() {
+  for mp in "$WORK"/mnt-*; do fusermount3 -uz "$mp" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true; }
+now() { date +%s.%N; }
+elapsed() { echo "$(now) - $1" | bc -l; }
+
+# fio job -> bandwidth in MiB/s (or IOPS for random jobs)
+fio_run() {  # dir name rw bs extra...
+  local dir=$1 name=$2 rw=$3 bs=$4; shift 4
+  fio --name="$name" --directory="$dir" --rw="$rw" --bs="$bs" --size="$SIZE" \
+    --ioengine=psync --numjobs=1 --group_reporting --output-format=json "$@" 2>/dev/null |
+    python3 -c "
+import json,sys
+j=json.load(sys.stdin)['jobs'][0]
+rw='$rw'
+side='write' if 'write' in rw else 'read'
+if rw.startswith('rand'): print(round(j[side]['iops']))
+else: print(round(j[side]['bw_bytes']/1048576,1))"
+}
+
+declare -A R
+bench_target() {  # label dir
+  local label=$1 d=$2 t
+  mkdir -p "$d/fio"
+  R[$label,seqwrite]=$(fio_run "$d/fio" seq write 1m --end_fsync=1)
+  drop_caches
+  R[$label,seqread]=$(fio_run "$d/fio" seq read 1m)
+  R[$label,seqread_cached]=$(fio_run "$d/fio" seq read 1m)
+  R[$label,randread]=$(fio_run "$d/fio" seq randread 4k --time_based --runtime="$RUNTIME")
+  R[$label,randwrite]=$(fio_run "$d/fio" seq randwrite 4k --time_based --runtime="$RUNTIME")
+  rm -rf "$d/fio"
+
+  mkdir -p "$d/small"
+  t=$(now); (cd "$d/small" && seq 1 "$FILES" | xargs touch); R[$label,create]=$(elapsed "$t")
+  t=$(now); (cd "$d/small" && seq 1 "$FILES" | xargs stat -c %s >/dev/null); R[$label,stat]=$(elapsed "$t")
+  t=$(now); (cd "$d/small" && for i in $(seq 1 "$FILES"); do echo "$i r$i"; done |
+    python3 -c "
+import os,sys
+for line in sys.stdin:
+    a,b=line.split(); os.rename(a,b)"); R[$label,rename]=$(elapsed "$t")
+  t=$(now); rm -rf "$d/small"; R[$label,unlink]=$(elapsed "$t")
+
+  t=$(now); mkdir -p "$d/src" && tar -xf "$WORK/tree.tar" -C "$d/src"; R[$label,untar]=$(elapsed "$t")
+  t=$(now); (cd "$d/src" && git init -q && git add -A &&
+    git -c user.name=b -c user.email=b@b commit -qm bench); R[$label,git]=$(elapsed "$t")
+  t=$(now); grep -r "define" "$d/src" >/dev/null || true; R[$label,grep]=$(elapsed "$t")
+  t=$(now); grep -r "define" "$d/src" >/dev/null || true; R[$label,grep_warm]=$(elapsed "$t")
+  rm -rf "$d/src" "$d/.git" 2>/dev/null || true
+}
+
+wait_mounted() {
+  for _ in $(seq 100); do
+    grep -q " $1 " /proc/self/mountinfo && stat "$1" >/dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  echo "mount at $1 did not come up" >&2; exit 1
+}
+
+echo "building a source tree to untar (/usr/include)..." >&2
+tar -cf "$WORK/tree.tar" -C /usr include 2>/dev/null
+
+mkdir -p "$WORK/native" "$WORK/back-bindfs" "$WORK/mnt-bindfs" "$WORK/back-lease" \
+  "$WORK/mnt-lease" "$WORK/back-enosys" "$WORK/mnt-enosys"
+
+echo "native..." >&2
+bench_target native "$WORK/native"
+
+echo "bindfs..." >&2
+bindfs --no-allow-other "$WORK/back-bindfs" "$WORK/mnt-bindfs"
+wait_mounted "$WORK/mnt-bindfs"
+bench_target bindfs "$WORK/mnt-bindfs"
+fusermount3 -u "$WORK/mnt-bindfs"
+
+echo "leasefs (lease held)..." >&2
+"$MOUNT_BIN" "$WORK/back-lease" "$WORK/mnt-lease" >/dev/null & PIDS+=($!)
+wait_mounted "$WORK/mnt-lease"
+bench_target leasefs "$WORK/mnt-lease"
+fusermount3 -u "$WORK/mnt-lease"
+
+echo "leasefs, xattrs ENOSYS (reference only)..." >&2
+"$MOUNT_BIN" "$WORK/back-enosys" "$WORK/mnt-enosys" --xattr-enosys >/dev/null & PIDS+=($!)
+wait_mounted "$WORK/mnt-enosys"
+bench_target enosys "$WORK/mnt-enosys"
+fusermount3 -u "$WORK/mnt-enosys"
+
+printf '\nsize=%s files=%s runtime=%ss  kernel %s\n' "$SIZE" "$FILES" "$RUNTIME" "$(uname -r)"
+printf '%-22s %10s %10s %7s %10s %7s %10s %7s\n' workload native bindfs ratio leasefs ratio \
+  lease-enosys ratio
+row() {  # key unit higher_is_better
+  local k=$1 unit=$2 hib=$3 n=${R[native,$1]}
+  printf '%-22s %10s' "$k ($unit)" "$n"
+  for l in bindfs leasefs enosys; do
+    local v=${R[$l,$k]} ratio
+    if [ "$hib" = 1 ]; then ratio=$(echo "$v / $n" | bc -l); else ratio=$(echo "$n / $v" | bc -l); fi
+    printf ' %10s %6.0f%%' "$(printf '%.3g' "$v")" "$(echo "$ratio * 100" | bc -l)"
+  done
+  printf '\n'
+}
+row seqwrite MiB/s 1
+row seqread MiB/s 1
+row seqread_cached MiB/s 1
+row randread IOPS 1
+row randwrite IOPS 1
+row create s 0
+row stat s 0
+row rename s 0
+row unlink s 0
+row untar s 0
+row git s 0
+row grep s 0
+row grep_warm s 0
+echo "(ratio = speed relative to native; 100% = as fast as native)"
