@@ -177,5 +177,74 @@ TEST_F(DaemonTest, MissingRootOrRootIsAFileFailsClearly) {
   EXPECT_FALSE(fuse::leasefs_mount_at(root));
 }
 
+// Polls a file through the mount until it contains `needle` (the daemon writes
+// status.md shortly after a refusal is reported).
+bool eventually_contains(const std::string& file, const std::string& needle) {
+  for (int i = 0; i < 100; ++i) {
+    std::ifstream in(file);
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (content.find(needle) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST_F(DaemonTest, StatusMdThroughTheMountFollowsRefusalGrantAndTurn) {
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string status = root + "/.longrun/status.md";  // read through the mount
+  ControlClient c(sock);
+  ASSERT_TRUE(c.call("start", {{"description", "status test"}}).value("ok", false));
+
+  RunOptions in_root;
+  in_root.cwd = root;
+  auto w = run_sh("echo x > refused.txt", in_root);
+  EXPECT_NE(w.exit_code, 0);
+  EXPECT_TRUE(eventually_contains(status, "refused.txt by sh (pid "));
+  EXPECT_TRUE(eventually_contains(status, "leasectl request --reason"));
+
+  ASSERT_TRUE(c.call("grant", {{"reason", "the words of the approver"}}).value("ok", false));
+  EXPECT_TRUE(eventually_contains(status, "\"the words of the approver\""));
+
+  ASSERT_TRUE(c.call("turn").value("ok", false));
+  EXPECT_TRUE(eventually_contains(status, "None: the tree is read-only"));
+  EXPECT_TRUE(eventually_contains(status, "Turn: 1"));
+}
+
+TEST_F(DaemonTest, I3_DaemonRestartRevokesTheLease) {
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  {
+    ControlClient c(sock);
+    ASSERT_TRUE(c.call("start", {{"description", "restart test"}}).value("ok", false));
+    ASSERT_TRUE(c.call("grant", {{"reason", "go"}}).value("ok", false));
+  }
+  RunOptions in_root;
+  in_root.cwd = root;
+  EXPECT_EQ(run_sh("echo before > a.txt", in_root).exit_code, 0);
+  ASSERT_EQ(leasefs({"unmount", root}).exit_code, 0);
+  ASSERT_EQ(leasefs({"mount", root, "--socket", sock}).exit_code, 0);
+  auto w = run_sh("echo after > a.txt", in_root);
+  EXPECT_NE(w.exit_code, 0);
+  EXPECT_NE(w.output.find("Permission denied"), std::string::npos) << w.output;
+  std::ifstream in(root + "/a.txt");
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "before");
+}
+
+TEST_F(DaemonTest, I7_CorruptStateIsRefusedAtStartAndLeftAsItWas) {
+  ::mkdir((root + "/.longrun").c_str(), 0700);
+  const std::string garbage = "{\"task_id\": \"T_1\", \"status\": ";
+  std::ofstream(root + "/.longrun/state.json") << garbage;
+  auto r = leasefs({"mount", root, "--socket", sock});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("state.json is corrupt"), std::string::npos) << r.output;
+  EXPECT_FALSE(fuse::leasefs_mount_at(root));
+  std::ifstream in(root + "/.longrun/state.json");
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, garbage);
+}
+
 }  // namespace
 }  // namespace leasefs::test
