@@ -65,8 +65,17 @@ int Filesystem::lookup(Inode& parent, const char* name, fuse_entry_param* e) {
 std::string Filesystem::path_of(const Inode& inode) const {
   if (&inode == &root_) return {};
   std::string target = fd_target(inode.fd.get());
+  // /proc marks an unlinked file with " (deleted)", but a live file may also be
+  // *named* "z.c (deleted)": stripping the suffix from it would let a grant for
+  // `src/*.c` cover it. Strip only when the file really has no names left.
   constexpr std::string_view kDeleted = " (deleted)";
-  if (target.ends_with(kDeleted)) target.resize(target.size() - kDeleted.size());
+  if (target.ends_with(kDeleted)) {
+    struct stat st {};
+    if (::fstatat(inode.fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
+        st.st_nlink == 0) {
+      target.resize(target.size() - kDeleted.size());
+    }
+  }
   const std::string& prefix = root_prefix_;
   if (prefix == "/") {
     if (target.size() > 1 && target[0] == '/') return target.substr(1);

@@ -35,7 +35,8 @@ struct FileHandle {
   UniqueFd fd;
   Inode* inode = nullptr;
   bool writable = false;
-  std::string path;      // relative to the root as opened; set for writable handles
+  std::string path;      // relative to the root as opened (writable handles); for the
+                         // audit only, gating asks where the file is now (gate_handle)
   std::string grant_id;  // grant in force at open
   gate::Caller opener;
   std::atomic<uint64_t> bytes_written{0};
@@ -90,6 +91,15 @@ class Filesystem {
                  const gate::Caller& caller);
   int gate_path(gate::Op op, std::string_view path, const gate::Caller& caller,
                 std::string* grant_id = nullptr);
+  // A mutation through an open handle (write, fallocate, copy_file_range target,
+  // ftruncate/fchmod/futimens) is judged by where the file is *now*, not by the
+  // name it was opened under: a descriptor opened in one turn whose file was then
+  // renamed must not write `src/moved` under a later grant for `docs/**` because
+  // it was opened as `docs/x`. Costs what gate_inode costs: the path is resolved
+  // only when some grant is path-narrowed.
+  int gate_handle(gate::Op op, const FileHandle& handle, const gate::Caller& caller) {
+    return gate_inode(op, *handle.inode, caller);
+  }
 
   static gate::Caller caller(fuse_req_t req) noexcept {
     const fuse_ctx* ctx = fuse_req_ctx(req);

@@ -11,8 +11,7 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t /*ino_in*/, off_t off_in, fus
   guarded(req, "copy_file_range", [&] {
     Filesystem& fs = Filesystem::of(req);
     FileHandle& out = handle_of(fi_out);
-    if (int res = fs.gate_path(gate::Op::kCopyFileRange, out.path, Filesystem::caller(req));
-        res < 0) {
+    if (int res = fs.gate_handle(gate::Op::kCopyFileRange, out, Filesystem::caller(req)); res < 0) {
       return static_cast<void>(fuse_reply_err(req, -res));
     }
     loff_t in_pos = off_in;

@@ -1,5 +1,8 @@
-// link: the gate is asked about the new name, and about the source too when the
-// source is protected (a hard link must not carry .longrun content out, I5).
+// link: the gate is asked about the new name and about the source. A hard link
+// must not carry .longrun content out (I5), and it must not make an out-of-scope
+// file writable under an in-scope name: under a grant for `src/**`, `ln docs/x
+// src/x` followed by `echo > src/x` would rewrite docs/x. So the source must be
+// covered too (with an unnarrowed grant this costs no path resolution).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,10 +15,8 @@ namespace {
 int do_link(fuse_req_t req, Filesystem& fs, Inode& inode, Inode& dir, const char* name,
             fuse_entry_param* e) {
   const gate::Caller caller = Filesystem::caller(req);
-  if (inode.protected_path.load()) {
-    if (int res = fs.gate_inode(gate::Op::kLink, inode, caller); res < 0) return res;
-  }
   if (int res = fs.gate_entry(gate::Op::kLink, dir, name, caller); res < 0) return res;
+  if (int res = fs.gate_inode(gate::Op::kLink, inode, caller); res < 0) return res;
   // AT_EMPTY_PATH on an O_PATH fd needs CAP_DAC_READ_SEARCH; the /proc path works
   // for everyone else.
   static const bool is_root = ::geteuid() == 0;

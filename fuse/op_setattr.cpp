@@ -18,11 +18,9 @@ int do_setattr(fuse_req_t req, Filesystem& fs, Inode& inode, const struct stat& 
                fuse_file_info* fi, struct stat* out) {
   const gate::Caller caller = Filesystem::caller(req);
   const FileHandle* handle = fi ? &handle_of(fi) : nullptr;
-  auto ask = [&](gate::Op op) {
-    // A writable handle already knows its path; reuse it.
-    if (handle && handle->writable) return fs.gate_path(op, handle->path, caller);
-    return fs.gate_inode(op, inode, caller);
-  };
+  // With or without a handle, the file is judged by where it is now (a handle's
+  // name from open time may be stale after a rename; see gate_handle).
+  auto ask = [&](gate::Op op) { return fs.gate_inode(op, inode, caller); };
   if (valid & FUSE_SET_ATTR_SIZE) {
     if (int res = ask(gate::Op::kTruncate); res < 0) return res;
   }

@@ -1,6 +1,10 @@
 // write: every write is asked again, against the snapshot in force now, not the
 // one the file was opened under. A descriptor opened under a lease must not write
-// after the lease is revoked (I6); the check is one lock-free snapshot read.
+// after the lease is revoked (I6); the check is one lock-free snapshot read. The
+// path asked is the file's current one (gate_handle), not the name it was opened
+// under. Writeback of a shared writable mmap arrives here too (fi->writepage):
+// stores into such a mapping reach the file only if a lease covers it when the
+// kernel writes the pages back.
 #include "fuse/operations.hpp"
 
 namespace leasefs::fuse {
@@ -10,7 +14,7 @@ void op_write_buf(fuse_req_t req, fuse_ino_t /*ino*/, fuse_bufvec* in_buf, off_t
   guarded(req, "write", [&] {
     Filesystem& fs = Filesystem::of(req);
     FileHandle& handle = handle_of(fi);
-    if (int res = fs.gate_path(gate::Op::kWrite, handle.path, Filesystem::caller(req)); res < 0) {
+    if (int res = fs.gate_handle(gate::Op::kWrite, handle, Filesystem::caller(req)); res < 0) {
       return static_cast<void>(fuse_reply_err(req, -res));
     }
     fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in_buf));
