@@ -12,6 +12,7 @@
 #include "gate/task_status.hpp"
 #include "memory/ledger_error.hpp"
 #include "memory/memory_error.hpp"
+#include "memory/sha256.hpp"
 
 namespace leasefs::gate::control {
 
@@ -437,11 +438,18 @@ json Dispatcher::run(const Command& command, const Request& req, const Actor& ac
 
   std::lock_guard lock(keyed_mu_);
   const std::string& key = *req.idempotency_key;
-  if (auto seen = memo_->lookup(key)) {
+  const std::string scoped = scoped_idempotency_key(actor, key);
+  const std::string fingerprint = request_fingerprint(req.cmd, req.args);
+  if (auto seen = memo_->lookup(scoped)) {
     if (seen->command != req.cmd) {
       throw Error(
           code::kIdempotencyConflict,
           "idempotency key '" + key + "' was already used for command '" + seen->command + "'");
+    }
+    if (seen->request_hash != fingerprint) {
+      throw Error(code::kIdempotencyConflict,
+                  "idempotency key '" + key + "' was already used for a '" + seen->command +
+                      "' with different arguments; use a new key for a new request");
     }
     json reply = std::move(seen->reply);
     reply["id"] = req.id;
@@ -451,13 +459,25 @@ json Dispatcher::run(const Command& command, const Request& req, const Actor& ac
   auto [reply, final] = call();
   if (final) {
     try {
-      memo_->remember(key, req.cmd, reply);
+      memo_->remember(scoped, req.cmd, fingerprint, reply);
     } catch (const std::exception& e) {
       spdlog::warn("control: could not remember idempotency key '{}': {}", key, e.what());
     }
   }
   reply["id"] = req.id;
   return reply;
+}
+
+std::string request_fingerprint(std::string_view cmd, const json& args) {
+  // json objects keep their keys sorted, so dump() is canonical for equal arguments.
+  std::string text(cmd);
+  text.push_back('\n');
+  text += args.dump(-1, ' ', true, json::error_handler_t::replace);
+  return memory::sha256_hex(text);
+}
+
+std::string scoped_idempotency_key(const Actor& actor, std::string_view key) {
+  return std::to_string(actor.uid) + ":" + std::string(key);
 }
 
 std::optional<int64_t> parse_duration_ms(std::string_view text) noexcept {

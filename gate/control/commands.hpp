@@ -45,17 +45,29 @@ const std::vector<Command>& command_table();
 const Command* find_command(std::string_view name) noexcept;
 
 // Remembers the replies of mutating commands by idempotency key, across restarts.
+// The Dispatcher scopes keys to the caller ("<uid>:<key>"), so one caller's key
+// never replays another caller's reply, and stores a fingerprint of the request
+// (command and arguments) so that a key reused for a different request is refused
+// instead of answered with a reply that was not for it.
 class ReplyMemo {
  public:
   struct Entry {
     std::string command;
-    nlohmann::json reply;  // without "id"
+    std::string request_hash;  // request_fingerprint() of the request; empty if unknown
+    nlohmann::json reply;      // without "id"
   };
   virtual ~ReplyMemo() = default;
   virtual std::optional<Entry> lookup(const std::string& key) = 0;
   virtual void remember(const std::string& key, const std::string& command,
-                        const nlohmann::json& reply) = 0;
+                        const std::string& request_hash, const nlohmann::json& reply) = 0;
 };
+
+// SHA-256 (hex) of a request's command and arguments, independent of the order in
+// which the arguments were written.
+std::string request_fingerprint(std::string_view cmd, const nlohmann::json& args);
+
+// The memo key of `key` sent by `actor`: keys are per caller uid.
+std::string scoped_idempotency_key(const Actor& actor, std::string_view key);
 
 // The error reply for the exception being handled (call inside a catch block):
 // gate::Error keeps its code, a ledger refusal its code, memory failures become

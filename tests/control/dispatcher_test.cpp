@@ -28,8 +28,9 @@ class MapMemo : public ReplyMemo {
     if (it == map.end()) return std::nullopt;
     return it->second;
   }
-  void remember(const std::string& key, const std::string& command, const json& reply) override {
-    map.emplace(key, Entry{command, reply});
+  void remember(const std::string& key, const std::string& command, const std::string& hash,
+                const json& reply) override {
+    map.emplace(key, Entry{command, hash, reply});
   }
   std::map<std::string, Entry> map;
 };
@@ -178,6 +179,70 @@ TEST_F(DispatcherTest, IdempotentReplayDoesNotRunTwice) {
   EXPECT_EQ(other["id"], 3);
 }
 
+TEST_F(DispatcherTest, IdempotencyKeyIsScopedToTheCaller) {
+  ASSERT_TRUE(run("start", {{"description", "x"}}, agent_).value("ok", false));
+  auto req = run("request", {{"reason", "edit a"}}, agent_);
+  ASSERT_TRUE(req.value("ok", false)) << req.dump();
+  std::string rid = req["result"]["request"]["id"];
+  std::string approve =
+      json{{"id", 1}, {"cmd", "approve"}, {"args", {{"id", rid}}}, {"idempotency_key", "k1"}}
+          .dump();
+  // The agent's refusal is remembered under the agent's key...
+  EXPECT_EQ(code(run(approve, agent_)), "forbidden");
+  // ...and is not what the approver gets for the same key.
+  auto mine = run(approve, person_);
+  ASSERT_TRUE(mine.value("ok", false)) << mine.dump();
+  EXPECT_FALSE(mine.contains("replayed"));
+  EXPECT_EQ(service_->state().grants.size(), 1u);
+}
+
+TEST_F(DispatcherTest, AnotherCallersKeyDoesNotReplayTheirGrant) {
+  ASSERT_TRUE(run("start", {{"description", "x"}}, agent_).value("ok", false));
+  std::string grant = json{
+      {"id", 1},
+      {"cmd", "grant"},
+      {"args", {{"reason", "docs only"}, {"paths", {"docs/**"}}}},
+      {"idempotency_key",
+       "k2"}}.dump();
+  auto granted = run(grant, person_);
+  ASSERT_TRUE(granted.value("ok", false)) << granted.dump();
+  // The agent sends the very same line: it runs as the agent's own request.
+  auto stolen = run(grant, agent_);
+  EXPECT_EQ(code(stolen), "forbidden") << stolen.dump();
+  EXPECT_FALSE(stolen.contains("result"));
+}
+
+TEST_F(DispatcherTest, IdempotencyKeyIsBoundToTheArguments) {
+  ASSERT_TRUE(run("start", {{"description", "x"}}, agent_).value("ok", false));
+  auto first = run(
+      R"({"id":1,"cmd":"grant","args":{"reason":"docs","paths":["docs/**"]},"idempotency_key":"k3"})",
+      person_);
+  ASSERT_TRUE(first.value("ok", false)) << first.dump();
+  // Same key, same request (arguments in another order): the first reply again.
+  auto again = run(
+      R"({"id":2,"cmd":"grant","args":{"paths":["docs/**"],"reason":"docs"},"idempotency_key":"k3"})",
+      person_);
+  ASSERT_TRUE(again.value("ok", false)) << again.dump();
+  EXPECT_TRUE(again.value("replayed", false));
+  EXPECT_EQ(again["result"], first["result"]);
+  // Same key, wider paths: refused, never answered with the narrower grant.
+  auto wider = run(
+      R"({"id":3,"cmd":"grant","args":{"reason":"docs","paths":["**"]},"idempotency_key":"k3"})",
+      person_);
+  EXPECT_EQ(code(wider), "idempotency_conflict") << wider.dump();
+  EXPECT_EQ(wider["id"], 3);
+  EXPECT_EQ(service_->state().grants.size(), 1u);
+}
+
+TEST(RequestFingerprint, CommandAndArgumentsButNotTheirOrder) {
+  auto a = request_fingerprint("grant", json::parse(R"({"reason":"r","paths":["a"]})"));
+  EXPECT_EQ(a.size(), 64u);
+  EXPECT_EQ(a, request_fingerprint("grant", json::parse(R"({"paths":["a"],"reason":"r"})")));
+  EXPECT_NE(a, request_fingerprint("grant", json::parse(R"({"reason":"r","paths":["b"]})")));
+  EXPECT_NE(a, request_fingerprint("request", json::parse(R"({"reason":"r","paths":["a"]})")));
+  EXPECT_EQ(scoped_idempotency_key(Actor{1, 1000, 1000, false}, "k"), "1000:k");
+}
+
 TEST_F(DispatcherTest, RefusalsAreRememberedToo) {
   auto first =
       run(R"({"id":1,"cmd":"grant","args":{"reason":"r"},"idempotency_key":"g"})", person_);
@@ -211,7 +276,7 @@ TEST_F(DispatcherTest, MemoryFailuresBecomeMemoryError) {
   // Transient failures are not remembered: a retry may succeed.
   d.handle_line(R"({"id":5,"cmd":"start","args":{"description":"x"},"idempotency_key":"m"})",
                 agent_);
-  EXPECT_FALSE(memo_.map.contains("m"));
+  EXPECT_FALSE(memo_.map.contains(scoped_idempotency_key(agent_, "m")));
 }
 
 TEST_F(DispatcherTest, AuditBreakIsAnError) {
