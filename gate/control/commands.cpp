@@ -20,12 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string type_name(const json& value) {
-  if (value.is_number_integer()) return "integer";
-  if (value.is_number()) return "number";
-  return value.type_name();
-}
-
 // Typed access to a command's arguments. Every getter names the command and the
 // argument in its error; finish() refuses arguments nobody asked for, so a typo
 // ("path" for "paths") is an error instead of a silently wider grant.
@@ -138,10 +132,10 @@ class Args {
   [[noreturn]] void wrong(const char* name, const char* expected, const json& got,
                           const char* what = nullptr) {
     throw Error(code::kBadRequest,
-                "command '" + std::string(cmd_) + "': argument '" + name + "' must be " +
-                    (what ? "a " : "a ") + expected +
+                "command '" + std::string(cmd_) + "': argument '" + name + "' must be a " +
+                    expected +
                     (what ? std::string(", got ") + what + " of type " : std::string(", got ")) +
-                    type_name(got));
+                    json_type_name(got));
   }
 
   std::string_view cmd_;
@@ -221,7 +215,7 @@ json cmd_grant(CommandContext& ctx, const json& args, const Actor& actor) {
       throw Error(code::kBadRequest,
                   "command 'grant': argument 'ttl' must be a string like \"10m\" or an "
                   "integer number of seconds, got " +
-                      type_name(*ttl));
+                      json_type_name(*ttl));
     }
     if (!ms || *ms <= 0) {
       a.invalid("ttl", "must be a positive duration like 30s, 10m, 2h or a number of seconds");

@@ -8,12 +8,6 @@ namespace leasefs::gate::control {
 
 namespace {
 
-std::string type_name(const nlohmann::json& value) {
-  if (value.is_number_integer()) return "integer";
-  if (value.is_number()) return "number";
-  return value.type_name();
-}
-
 std::string joined_commands() {
   std::string out;
   for (auto name : command_names()) {
@@ -45,16 +39,16 @@ Request parse_request(std::string_view line, nlohmann::json* id_out) {
     throw Error(code::kBadJson, "request is not valid JSON (expected one JSON object per line)");
   }
   if (!doc.is_object()) {
-    throw Error(
-        code::kBadRequest,
-        "request must be a JSON object like {\"id\":1,\"cmd\":\"status\"}, got " + type_name(doc));
+    throw Error(code::kBadRequest,
+                "request must be a JSON object like {\"id\":1,\"cmd\":\"status\"}, got " +
+                    json_type_name(doc));
   }
 
   Request req;
   if (auto it = doc.find("id"); it != doc.end()) {
     if (!(it->is_null() || it->is_string() || it->is_number())) {
       throw Error(code::kBadRequest,
-                  "field 'id' must be a string or a number, got " + type_name(*it));
+                  "field 'id' must be a string or a number, got " + json_type_name(*it));
     }
     req.id = *it;
     if (id_out) *id_out = req.id;
@@ -66,7 +60,7 @@ Request parse_request(std::string_view line, nlohmann::json* id_out) {
                 "field 'cmd' is missing (expected a string, one of: " + joined_commands() + ")");
   }
   if (!cmd->is_string()) {
-    throw Error(code::kBadRequest, "field 'cmd' must be a string, got " + type_name(*cmd));
+    throw Error(code::kBadRequest, "field 'cmd' must be a string, got " + json_type_name(*cmd));
   }
   req.cmd = cmd->get<std::string>();
   if (!is_command(req.cmd)) {
@@ -77,7 +71,8 @@ Request parse_request(std::string_view line, nlohmann::json* id_out) {
 
   if (auto args = doc.find("args"); args != doc.end() && !args->is_null()) {
     if (!args->is_object()) {
-      throw Error(code::kBadRequest, "field 'args' must be an object, got " + type_name(*args));
+      throw Error(code::kBadRequest,
+                  "field 'args' must be an object, got " + json_type_name(*args));
     }
     req.args = std::move(*args);
   }
@@ -85,7 +80,7 @@ Request parse_request(std::string_view line, nlohmann::json* id_out) {
   if (auto key = doc.find("idempotency_key"); key != doc.end() && !key->is_null()) {
     if (!key->is_string()) {
       throw Error(code::kBadRequest,
-                  "field 'idempotency_key' must be a string, got " + type_name(*key));
+                  "field 'idempotency_key' must be a string, got " + json_type_name(*key));
     }
     std::string k = key->get<std::string>();
     if (k.empty() || k.size() > 256) {
@@ -115,6 +110,12 @@ nlohmann::json error_reply(const nlohmann::json& id, std::string_view code,
       {"id", id},
       {"ok", false},
       {"error", {{"code", std::string(code)}, {"message", std::string(message)}}}};
+}
+
+std::string json_type_name(const nlohmann::json& value) {
+  if (value.is_number_integer()) return "integer";
+  if (value.is_number()) return "number";
+  return value.type_name();
 }
 
 std::string to_line(const nlohmann::json& value) {

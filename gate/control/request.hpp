@@ -56,6 +56,10 @@ Request parse_request(std::string_view line, nlohmann::json* id_out = nullptr);
 nlohmann::json ok_reply(const nlohmann::json& id, nlohmann::json result);
 nlohmann::json error_reply(const nlohmann::json& id, std::string_view code,
                            std::string_view message);
+// How error messages name a JSON value's type: "integer" and "number" apart,
+// otherwise nlohmann's name ("string", "array", "object", ...).
+std::string json_type_name(const nlohmann::json& value);
+
 // One line of output: compact JSON, invalid UTF-8 replaced, newline appended.
 std::string to_line(const nlohmann::json& value);
 
