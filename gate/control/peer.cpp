@@ -1,20 +1,24 @@
 #include "gate/control/peer.hpp"
 
+#include <errno.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
-#include <string>
+#include <cstring>
+
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59  // Linux 4.13
+#endif
 
 namespace leasefs::gate::control {
 
-bool ApproverPolicy::is_approver(uid_t uid, gid_t gid, pid_t pid) const {
+bool ApproverPolicy::is_approver(uid_t uid, gid_t gid, const std::vector<gid_t>& groups) const {
   if (uid == 0 || uid == owner_uid) return true;
   if (std::find(uids.begin(), uids.end(), uid) != uids.end()) return true;
   if (gids.empty()) return false;
   if (std::find(gids.begin(), gids.end(), gid) != gids.end()) return true;
-  for (gid_t g : supplementary_groups(pid)) {
+  for (gid_t g : groups) {
     if (std::find(gids.begin(), gids.end(), g) != gids.end()) return true;
   }
   return false;
@@ -30,23 +34,32 @@ std::optional<Actor> peer_actor(int fd, const ApproverPolicy& policy) {
   actor.pid = cred.pid;
   actor.uid = cred.uid;
   actor.gid = cred.gid;
-  actor.approver = policy.is_approver(cred.uid, cred.gid, cred.pid);
+  std::vector<gid_t> groups;
+  if (!policy.gids.empty()) {
+    // Only asked when a group could make an approver. Unknown groups make none.
+    if (auto g = peer_groups(fd)) {
+      groups = std::move(*g);
+    } else {
+      spdlog::warn("control: cannot read the supplementary groups of pid {}: {}", cred.pid,
+                   std::strerror(errno));
+    }
+  }
+  actor.approver = policy.is_approver(cred.uid, cred.gid, groups);
   return actor;
 }
 
-std::vector<gid_t> supplementary_groups(pid_t pid) {
-  std::vector<gid_t> out;
-  if (pid <= 0) return out;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("Groups:", 0) != 0) continue;
-    std::istringstream fields(line.substr(7));
-    unsigned long g = 0;
-    while (fields >> g) out.push_back(static_cast<gid_t>(g));
-    break;
+std::optional<std::vector<gid_t>> peer_groups(int fd) {
+  std::vector<gid_t> groups(64);
+  while (true) {
+    socklen_t len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) == 0) {
+      groups.resize(len / sizeof(gid_t));
+      return groups;
+    }
+    // ERANGE: `len` now holds the size needed.
+    if (errno != ERANGE || len / sizeof(gid_t) <= groups.size()) return std::nullopt;
+    groups.resize(len / sizeof(gid_t));
   }
-  return out;
 }
 
 }  // namespace leasefs::gate::control
