@@ -13,6 +13,20 @@ std::string or_none(const std::string& text) {
   return text.empty() ? "(none recorded)" : text;
 }
 
+// dump() escapes control characters, so the marker stays on one line; "-->" inside a
+// string could end the HTML comment early, so '>' is written as \u003e.
+std::string escape_marker(const std::string& json) {
+  std::string safe;
+  for (char c : json) {
+    if (c == '>') {
+      safe += "\\u003e";
+    } else {
+      safe += c;
+    }
+  }
+  return safe;
+}
+
 }  // namespace
 
 std::string render_checkpoint(const TaskState& s, const CheckpointNotes& notes) {
@@ -39,18 +53,26 @@ std::string render_checkpoint(const TaskState& s, const CheckpointNotes& notes) 
                                  {"current_step", s.current_step},
                                  {"description", s.description},
                                  {"done_when", s.done_when}};
-  // dump() escapes control characters, so the marker stays on one line; "-->" inside a
-  // string could end the HTML comment early, so '>' is escaped as \u003e.
-  std::string json = marker.dump();
-  std::string safe;
-  for (char c : json) {
-    if (c == '>')
-      safe += "\\u003e";
-    else
-      safe += c;
-  }
-  out << kMarkerOpen << safe << kMarkerClose << "\n";
+  out << kMarkerOpen << escape_marker(marker.dump()) << kMarkerClose << "\n";
   return out.str();
+}
+
+std::string render_task_end(const TaskState& s, const std::string& reason) {
+  std::ostringstream out;
+  out << "# Task " << s.task_id << " " << to_string(s.status) << "\n\n";
+  out << "Goal: " << s.description << "\n";
+  out << "Reason: " << or_none(reason) << "\n";
+  const nlohmann::json marker = {{"task_id", s.task_id},
+                                 {"status", to_string(s.status)},
+                                 {"access_mode", "read_only"},
+                                 {"turn", s.turn_index},
+                                 {"checkpoint_id", s.last_checkpoint_id}};
+  out << kMarkerOpen << escape_marker(marker.dump()) << kMarkerClose << "\n";
+  return out.str();
+}
+
+std::string task_end_ref(const std::string& task_id) {
+  return "end:" + task_id;
 }
 
 std::optional<nlohmann::json> parse_checkpoint_marker(std::string_view text) {

@@ -22,6 +22,11 @@ struct CheckpointNotes {
 // `state` is the state as it will be saved (status, steps, last checkpoint id set).
 std::string render_checkpoint(const TaskState& state, const CheckpointNotes& notes);
 
+// The record memory keeps when a task ends (completed or failed), with a marker
+// line like a checkpoint's; its ref is task_end_ref(task_id).
+std::string render_task_end(const TaskState& state, const std::string& reason);
+std::string task_end_ref(const std::string& task_id);
+
 // The marker of a checkpoint text, or nullopt when there is none or it is not JSON.
 std::optional<nlohmann::json> parse_checkpoint_marker(std::string_view text);
 

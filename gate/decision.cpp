@@ -35,6 +35,9 @@ namespace {
 
 bool covers_path(const Grant& grant, std::string_view path) noexcept {
   if (grant.paths.empty()) return true;
+  // An empty path is the root, or a caller that did not resolve the path: either
+  // way a grant narrowed by path does not cover it (fail closed).
+  if (path.empty()) return false;
   for (const auto& pattern : grant.paths) {
     if (glob_match(pattern, path)) return true;
   }

@@ -27,6 +27,7 @@ inline constexpr const char* kTaskExists = "task_exists";
 inline constexpr const char* kNotInProgress = "not_in_progress";
 inline constexpr const char* kCheckpointWriteFailed = "checkpoint_write_failed";
 inline constexpr const char* kNoPendingCheckpoint = "no_pending_checkpoint";
+inline constexpr const char* kPendingCheckpoint = "pending_checkpoint";
 inline constexpr const char* kNotFound = "not_found";
 inline constexpr const char* kInvalidArgument = "invalid_argument";
 inline constexpr const char* kForbidden = "forbidden";

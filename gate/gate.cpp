@@ -2,14 +2,7 @@
 
 #include <fcntl.h>
 
-#include <chrono>
-
 namespace leasefs::gate {
-
-int64_t now_ms() noexcept {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 std::string process_name(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/comm";
@@ -58,9 +51,15 @@ void Gate::report_refusal(Op op, std::string_view path, const Caller& caller,
       std::string key =
           std::to_string(caller.pid) + '/' + std::string(op_name(op)) + '/' + std::string(path);
       std::lock_guard lock(recent_mu_);
-      if (recent_.size() > 4096)
+      // A storm of distinct refusals (a refused `rm -rf`) must not make every
+      // refusal scan a huge map: sweep at most once per window, and past twice the
+      // cap start over (coalescing is a courtesy; the audit counts what it sees).
+      if (recent_.size() > kMaxRecent && now - last_sweep_ms_ >= kCoalesceWindowMs) {
         std::erase_if(
             recent_, [&](const auto& kv) { return now - kv.second.first_ms >= kCoalesceWindowMs; });
+        last_sweep_ms_ = now;
+      }
+      if (recent_.size() > 2 * kMaxRecent) recent_.clear();
       auto [it, inserted] = recent_.try_emplace(std::move(key), RecentRefusal{now, 0});
       if (!inserted) {
         if (now - it->second.first_ms < kCoalesceWindowMs) {

@@ -13,6 +13,7 @@
 #include "gate/decision.hpp"
 #include "gate/snapshot_cell.hpp"
 #include "gate/unique_fd.hpp"
+#include "memory/clock.hpp"
 
 namespace leasefs::gate {
 
@@ -84,11 +85,13 @@ class Gate {
     int64_t first_ms = 0;
     uint64_t suppressed = 0;
   };
+  static constexpr size_t kMaxRecent = 4096;
   std::mutex recent_mu_;
   std::unordered_map<std::string, RecentRefusal> recent_;  // key: pid/op/path
+  int64_t last_sweep_ms_ = 0;
 };
 
-int64_t now_ms() noexcept;
+using memory::now_ms;  // wall clock, milliseconds since the epoch
 std::string process_name(pid_t pid);
 
 }  // namespace leasefs::gate

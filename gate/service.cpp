@@ -21,6 +21,7 @@ namespace {
 
 constexpr size_t kRecentRefusals = 10;
 constexpr size_t kStartMemories = 5;
+constexpr int64_t kMaxTtlMs = int64_t{30} * 24 * 3600 * 1000;
 
 std::string new_task_id(int64_t now) {
   const time_t secs = static_cast<time_t>(now / 1000);
@@ -38,18 +39,6 @@ std::string padded(const char* prefix, uint64_t n) {
   char buf[32];
   snprintf(buf, sizeof buf, "%s%04llu", prefix, static_cast<unsigned long long>(n));
   return buf;
-}
-
-json grant_json(const Grant& g) {
-  json j = {{"id", g.id},
-            {"turn", g.turn},
-            {"reason", g.reason},
-            {"paths", g.paths},
-            {"ops", op_class_names(g.ops)},
-            {"approver_uid", g.approver_uid}};
-  j["expires_ms"] = g.expires_ms ? json(*g.expires_ms) : json(nullptr);
-  if (!g.request_id.empty()) j["request_id"] = g.request_id;
-  return j;
 }
 
 json task_json(const TaskState& s) {
@@ -153,8 +142,8 @@ Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger*
     : store_(store), memory_(memory), ledger_(ledger), gate_(gate), events_(events) {
   if (auto loaded = store_.load()) {
     state_ = std::move(*loaded);  // load() has already dropped any lease (I3)
-  } else if (memory_.newest("checkpoint")) {
-    recover_locked();
+  } else {
+    recover_from_memory();  // no state.json: the newest checkpoint marker, if any
   }
   publish_snapshot(state_);
   write_status();
@@ -205,8 +194,11 @@ void Service::emit(json event) {
 json Service::status() {
   std::lock_guard lock(mu_);
   json grants = json::array();
+  const int64_t now = now_ms();
   for (const auto& g : state_.grants) {
-    if (g.turn == state_.turn_index) grants.push_back(grant_json(g));
+    if (g.turn == state_.turn_index && !(g.expires_ms && now >= *g.expires_ms)) {
+      grants.push_back(to_json(g));
+    }
   }
   json pending = json::array();
   if (ledger_ && state_.has_task()) {
@@ -298,8 +290,9 @@ json Service::grant(const GrantArgs& args, const Actor& actor) {
   if (args.reason.empty()) {
     throw Error(code::kInvalidArgument, "a grant needs a reason, in the approver's own words");
   }
-  if (args.ttl_ms && *args.ttl_ms <= 0) {
-    throw Error(code::kInvalidArgument, "ttl must be positive");
+  if (args.ttl_ms && (*args.ttl_ms <= 0 || *args.ttl_ms > kMaxTtlMs)) {
+    throw Error(code::kInvalidArgument,
+                "ttl must be positive and at most 30 days; a lease ends with its turn anyway");
   }
   if (args.ops == 0) throw Error(code::kInvalidArgument, "a grant must allow some op class");
   TaskState next = state_;
@@ -312,15 +305,11 @@ json Service::grant(const GrantArgs& args, const Actor& actor) {
   g.ops = args.ops;
   g.issued_ms = now_ms();
   if (args.ttl_ms) g.expires_ms = g.issued_ms + *args.ttl_ms;
-  if (ledger_) {
-    ledger_->record_grant({g.id, next.task_id, static_cast<int64_t>(g.turn), g.approver_uid,
-                           g.reason, g.paths, op_class_names(g.ops), args.ttl_ms.value_or(0),
-                           g.issued_ms});
-  }
   next.grants.push_back(g);
   commit(std::move(next));
+  record_grant(g, args.ttl_ms.value_or(0));
   spdlog::info("grant {} for turn {} by uid {}: {}", g.id, g.turn, actor.uid, g.reason);
-  json out = grant_json(g);
+  json out = to_json(g);
   emit({{"type", "grant"}, {"grant", out}, {"uid", actor.uid}});
   return {{"grant", out}, {"turn", state_.turn_index}};
 }
@@ -341,8 +330,12 @@ json Service::revoke(const std::optional<std::string>& grant_id, const Actor& ac
   }
   commit(std::move(next));
   if (ledger_ && revoked > 0) {
-    ledger_->record_revoke({grant_id.value_or(""), state_.task_id,
-                            static_cast<int64_t>(state_.turn_index), actor.uid, "revoked"});
+    try {
+      ledger_->record_revoke({grant_id.value_or(""), state_.task_id,
+                              static_cast<int64_t>(state_.turn_index), actor.uid, "revoked"});
+    } catch (const std::exception& e) {
+      spdlog::error("ledger: revoke not recorded: {}", e.what());  // the revoke stands
+    }
   }
   spdlog::info("revoked {} grant(s)", revoked);
   emit({{"type", "revoke"},
@@ -350,6 +343,18 @@ json Service::revoke(const std::optional<std::string>& grant_id, const Actor& ac
         {"revoked", revoked},
         {"uid", actor.uid}});
   return {{"revoked", revoked}, {"access_mode", state_.grants.empty() ? "read_only" : "leased"}};
+}
+
+// After the commit: the ledger records what took effect. A ledger failure does not
+// undo a grant that is already in force; it is logged (the audit has it too).
+void Service::record_grant(const Grant& g, int64_t ttl_ms) {
+  if (!ledger_) return;
+  try {
+    ledger_->record_grant({g.id, state_.task_id, static_cast<int64_t>(g.turn), g.approver_uid,
+                           g.reason, g.paths, op_class_names(g.ops), ttl_ms, g.issued_ms});
+  } catch (const std::exception& e) {
+    spdlog::error("ledger: grant {} not recorded: {}", g.id, e.what());
+  }
 }
 
 memory::Ledger& Service::ledger() {
@@ -390,7 +395,7 @@ json Service::approve(const std::string& request_id, const std::string& reason,
   require_in_progress(state_, "approve");
   memory::DecisionOutcome outcome;
   try {
-    outcome = ledger().decide(request_id, memory::Decision::approve,
+    outcome = ledger().decide(request_id, memory::Decision::approve, state_.task_id,
                               static_cast<int64_t>(state_.turn_index), actor.uid, reason);
   } catch (const memory::LedgerError& e) {
     rethrow_ledger(e);
@@ -410,7 +415,7 @@ json Service::approve(const std::string& request_id, const std::string& reason,
   next.grants.push_back(g);
   commit(std::move(next));
   spdlog::info("request {} approved by uid {} as grant {}", r.id, actor.uid, g.id);
-  json out = {{"request", request_json(r)}, {"grant", grant_json(g)}};
+  json out = {{"request", request_json(r)}, {"grant", to_json(g)}};
   emit({{"type", "decision"},
         {"decision", "approve"},
         {"request_id", r.id},
@@ -425,7 +430,7 @@ json Service::reject(const std::string& request_id, const std::string& reason, c
   require_approver(actor, "reject a request");
   memory::DecisionOutcome outcome;
   try {
-    outcome = ledger().decide(request_id, memory::Decision::reject,
+    outcome = ledger().decide(request_id, memory::Decision::reject, state_.task_id,
                               static_cast<int64_t>(state_.turn_index), actor.uid, reason);
   } catch (const memory::LedgerError& e) {
     rethrow_ledger(e);
@@ -445,12 +450,18 @@ json Service::reject(const std::string& request_id, const std::string& reason, c
 // the same checkpoint id again, which memory treats as the same record.
 json Service::checkpoint(const CheckpointArgs& args, const Actor& actor) {
   std::lock_guard lock(mu_);
+  auto pending = store_.load_pending_checkpoint();
   if (args.retry_pending) {
-    auto pending = store_.load_pending_checkpoint();
     if (!pending) {
       throw Error(code::kNoPendingCheckpoint, "there is no pending checkpoint to retry");
     }
     return replay_pending(*pending, actor);
+  }
+  if (pending) {
+    // A new checkpoint would take the pending one's id and hide it.
+    throw Error(code::kPendingCheckpoint,
+                "checkpoint " + pending->checkpoint_id +
+                    " is not saved yet; run `leasectl checkpoint --retry-pending` first");
   }
   require_in_progress(state_, "checkpoint");
   if (args.summary.empty() || args.next.empty()) {
@@ -467,34 +478,28 @@ json Service::checkpoint(const CheckpointArgs& args, const Actor& actor) {
   state_.grants.clear();
   publish_snapshot(state_);
 
-  const int64_t now = now_ms();
-  TaskState next = state_;
+  PendingCheckpoint p;
+  p.state = state_;
+  TaskState& next = p.state;
   next.checkpoint_seq += 1;
   next.last_checkpoint_id = padded("C_", next.checkpoint_seq);
   if (!args.current_step.empty()) next.current_step = args.current_step;
   next.next_step = args.next;
-  set_status(next, target, "checkpoint " + next.last_checkpoint_id, now);
-
-  const std::string text =
+  set_status(next, target, "checkpoint " + next.last_checkpoint_id, now_ms());
+  p.checkpoint_id = next.last_checkpoint_id;
+  p.title = "Checkpoint " + p.checkpoint_id + ": " + first_line(args.summary);
+  p.keywords = next.keywords;
+  p.text =
       render_checkpoint(next, {args.summary, args.verified, args.discarded, args.needs_approval});
-  json pending = {
-      {"checkpoint_id", next.last_checkpoint_id},
-      {"task_id", next.task_id},
-      {"title", "Checkpoint " + next.last_checkpoint_id + ": " + first_line(args.summary)},
-      {"keywords", next.keywords},
-      {"text", text},
-      {"state", to_json(next)}};
-  store_.save_pending_checkpoint(pending);
-  return replay_pending(pending, actor);
+  store_.save_pending_checkpoint(p);
+  return replay_pending(p, actor);
 }
 
-json Service::replay_pending(const json& pending, const Actor& actor) {
-  const std::string id = pending.at("checkpoint_id").get<std::string>();
-  const std::string text = pending.at("text").get<std::string>();
-  TaskState saved = task_state_from_json(pending.at("state"));
-  if (saved.task_id != state_.task_id) {
+json Service::replay_pending(const PendingCheckpoint& p, const Actor& actor) {
+  const std::string& id = p.checkpoint_id;
+  if (p.state.task_id != state_.task_id) {
     throw Error(code::kStateCorrupt, "the pending checkpoint " + id + " belongs to task " +
-                                         saved.task_id + ", not the current task " +
+                                         p.state.task_id + ", not the current task " +
                                          state_.task_id +
                                          "; move .longrun/pending_checkpoint.json aside");
   }
@@ -504,9 +509,7 @@ json Service::replay_pending(const json& pending, const Actor& actor) {
   memory::Record record;
   try {
     if (failpoint_armed("memory.save")) throw memory::MemoryError("failpoint memory.save");
-    record =
-        memory_.save({"checkpoint", pending.at("title").get<std::string>(), text,
-                      pending.at("keywords").get<std::vector<std::string>>(), saved.task_id, id});
+    record = memory_.save({"checkpoint", p.title, p.text, p.keywords, p.state.task_id, id});
   } catch (const std::exception& e) {
     spdlog::error("checkpoint {} not saved to memory: {}", id, e.what());
     write_status();
@@ -522,12 +525,16 @@ json Service::replay_pending(const json& pending, const Actor& actor) {
   // Apply what the checkpoint changes to the state as it is now (turns may have
   // passed since a failed attempt).
   TaskState next = state_;
-  next.checkpoint_seq = std::max(next.checkpoint_seq, saved.checkpoint_seq);
+  next.checkpoint_seq = std::max(next.checkpoint_seq, p.state.checkpoint_seq);
   next.last_checkpoint_id = id;
-  next.current_step = saved.current_step;
-  next.next_step = saved.next_step;
-  if (next.status != saved.status) {
-    set_status(next, saved.status, "checkpoint " + id, now_ms());
+  next.current_step = p.state.current_step;
+  next.next_step = p.state.next_step;
+  if (can_transition(next.status, p.state.status)) {
+    set_status(next, p.state.status, "checkpoint " + id, now_ms());
+  } else if (next.status != p.state.status) {
+    // The task moved on meanwhile (e.g. to waiting_verification): keep where it is
+    // rather than leave a checkpoint that can never be replayed.
+    spdlog::warn("checkpoint {}: task is {} now; keeping that status", id, to_string(next.status));
   }
   next.grants.clear();
   commit(std::move(next));
@@ -542,16 +549,20 @@ json Service::replay_pending(const json& pending, const Actor& actor) {
           {"record_id", record.id},
           {"status", to_string(state_.status)},
           {"access_mode", "read_only"},
-          {"text", text}};
+          {"text", p.text}};
 }
 
 json Service::resume(const std::optional<std::string>& task_id, const Actor& actor) {
   std::lock_guard lock(mu_);
+  // A pending checkpoint belongs to the current task: finish it before anything else.
+  if (auto pending = store_.load_pending_checkpoint()) replay_pending(*pending, actor);
+
+  TaskState next = state_;
   if (task_id && *task_id != state_.task_id) {
-    if (state_.has_task() && !is_terminal(state_.status) && state_.status != TaskStatus::kPaused) {
-      throw Error(code::kTaskExists, "task " + state_.task_id + " is " +
-                                         std::string(to_string(state_.status)) +
-                                         "; pause or finish it before resuming " + *task_id);
+    if (state_.has_task() && state_.status == TaskStatus::kInProgress) {
+      throw Error(
+          code::kTaskExists,
+          "task " + state_.task_id + " is in_progress; checkpoint it before resuming " + *task_id);
     }
     auto record = memory_.newest("checkpoint", *task_id);
     if (!record) {
@@ -559,17 +570,18 @@ json Service::resume(const std::optional<std::string>& task_id, const Actor& act
                                        " in this root's memory; `leasectl memory search` "
                                        "finds what there is");
     }
-    state_from_marker(*record);
+    next = task_from_checkpoint(*record);
   }
-  if (auto pending = store_.load_pending_checkpoint()) replay_pending(*pending, actor);
-  require_task(state_);
-  TaskState next = state_;
-  next.turn_index += 1;
+  require_task(next);
+  if (is_terminal(next.status)) {
+    throw Error(code::kInvalidTransition, "task " + next.task_id + " is " +
+                                              std::string(to_string(next.status)) +
+                                              "; a finished task is not resumed, start a new one");
+  }
+  next.turn_index = std::max(next.turn_index, state_.turn_index) + 1;
   next.grants.clear();
-  if (next.status != TaskStatus::kInProgress) {
-    set_status(next, TaskStatus::kInProgress, "resumed by uid " + std::to_string(actor.uid),
-               now_ms());
-  }
+  set_status(next, TaskStatus::kInProgress, "resumed by uid " + std::to_string(actor.uid),
+             now_ms());
   commit(std::move(next));
 
   json checkpoint = nullptr;
@@ -601,6 +613,13 @@ json Service::transition(TaskStatus to, const std::string& reason, const Actor& 
   TaskState next = state_;
   const TaskStatus from = next.status;
   set_status(next, to, reason.empty() ? "by uid " + std::to_string(actor.uid) : reason, now_ms());
+  if (is_terminal(to)) {
+    // Memory learns that the task ended, so that its checkpoints never bring it back.
+    memory_.save(
+        {"task_end",
+         "Task " + next.task_id + " " + std::string(to_string(to)) + ": " + next.description,
+         render_task_end(next, reason), next.keywords, next.task_id, task_end_ref(next.task_id)});
+  }
   commit(std::move(next));
   spdlog::info("task {}: {} -> {}", state_.task_id, to_string(from), to_string(to));
   emit({{"type", "transition"},
@@ -629,28 +648,17 @@ json Service::memory_save(const std::string& title, const std::string& content,
   return {{"id", record.id}, {"title", record.title}};
 }
 
-json Service::recover() {
-  std::lock_guard lock(mu_);
-  return recover_locked();
-}
-
-json Service::recover_locked() {
-  auto record = memory_.newest("checkpoint");
-  if (!record) throw Error(code::kNotFound, "memory holds no checkpoint to recover from");
-  state_from_marker(*record);
-  commit(state_);
-  spdlog::warn("state rebuilt from checkpoint {} ({})", state_.last_checkpoint_id, record->id);
-  return {{"task", task_json(state_)}, {"record_id", record->id}};
-}
-
-void Service::state_from_marker(const memory::Record& record) {
+// The task a checkpoint record describes, as a state to make current: from its
+// marker line, with the task's end (if memory knows of one) taking precedence.
+TaskState Service::task_from_checkpoint(const memory::Record& record) {
   auto marker = parse_checkpoint_marker(record.content);
   if (!marker) {
     throw Error(code::kStateCorrupt, "checkpoint record " + record.id + " has no readable marker");
   }
   auto status = parse_status(marker->value("status", ""));
-  if (!status)
+  if (!status) {
     throw Error(code::kStateCorrupt, "checkpoint record " + record.id + " has no status");
+  }
   TaskState s;
   s.turn_index = std::max<uint64_t>(state_.turn_index, marker->value("turn", uint64_t{0}));
   s.grant_seq = state_.grant_seq;
@@ -670,7 +678,20 @@ void Service::state_from_marker(const memory::Record& record) {
     s.checkpoint_seq =
         std::max<uint64_t>(s.checkpoint_seq, std::strtoull(id.c_str() + 2, nullptr, 10));
   }
-  state_ = std::move(s);
+  if (auto end = memory_.find_by_ref(task_end_ref(s.task_id))) {
+    if (auto end_marker = parse_checkpoint_marker(end->content)) {
+      if (auto ended = parse_status(end_marker->value("status", ""))) s.status = *ended;
+    }
+  }
+  return s;
+}
+
+void Service::recover_from_memory() {
+  auto record = memory_.newest("checkpoint");
+  if (!record) return;
+  commit(task_from_checkpoint(*record));
+  spdlog::warn("state.json was missing; task {} rebuilt from checkpoint {} ({})", state_.task_id,
+               state_.last_checkpoint_id, record->id);
 }
 
 void Service::note_refusal(const json& refusal) {

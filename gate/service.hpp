@@ -74,8 +74,6 @@ class Service {
   nlohmann::json memory_search(const std::string& query, size_t limit);
   nlohmann::json memory_save(const std::string& title, const std::string& content,
                              const std::vector<std::string>& keywords, const Actor& actor);
-  // When state.json is missing: rebuild the task from the newest checkpoint marker.
-  nlohmann::json recover();
 
   // The current state (a copy), for status.md and tests.
   TaskState state() const;
@@ -90,10 +88,11 @@ class Service {
   void write_status();
   void emit(nlohmann::json event);
   memory::Ledger& ledger();
-  nlohmann::json replay_pending(const nlohmann::json& pending, const Actor& actor);
-  nlohmann::json recover_locked();
-  // Makes the task of a checkpoint record current, from its marker line.
-  void state_from_marker(const memory::Record& record);
+  void record_grant(const Grant& grant, int64_t ttl_ms);
+  nlohmann::json replay_pending(const PendingCheckpoint& pending, const Actor& actor);
+  // When state.json is missing: the task of the newest checkpoint marker, if any.
+  void recover_from_memory();
+  TaskState task_from_checkpoint(const memory::Record& record);
 
   StateStore& store_;
   memory::MemoryStore& memory_;

@@ -78,8 +78,8 @@ std::optional<TaskState> StateStore::load() const {
     return Error(code::kStateCorrupt,
                  shown + " is corrupt: " + what +
                      ". leasefs will not start from an empty state over it; restore the file "
-                     "from a backup, or move it aside to rebuild the task from memory "
-                     "(`recover`).");
+                     "from a backup, or move it aside: without state.json, leasefs rebuilds "
+                     "the task from the newest checkpoint in memory when it starts.");
   };
   nlohmann::json j;
   try {
@@ -102,20 +102,35 @@ void StateStore::save(const TaskState& state) const {
   write_file(kStateFile, to_json(state).dump(2) + "\n");
 }
 
-std::optional<nlohmann::json> StateStore::load_pending_checkpoint() const {
+std::optional<PendingCheckpoint> StateStore::load_pending_checkpoint() const {
   const std::string shown = dir_.root() + "/.longrun/" + kPendingFile;
   auto text = read_file(dir_.fd(), kPendingFile, shown);
   if (!text) return std::nullopt;
   try {
-    return nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(code::kStateCorrupt, shown + " is corrupt: " + e.what() +
-                                         "; move it aside to drop the pending checkpoint");
+    const auto j = nlohmann::json::parse(*text);
+    PendingCheckpoint p;
+    p.checkpoint_id = j.at("checkpoint_id").get<std::string>();
+    p.title = j.at("title").get<std::string>();
+    p.keywords = j.at("keywords").get<std::vector<std::string>>();
+    p.text = j.at("text").get<std::string>();
+    p.state = task_state_from_json(j.at("state"));
+    if (p.checkpoint_id.empty() || !p.state.has_task()) {
+      throw std::invalid_argument("no checkpoint id or no task");
+    }
+    return p;
+  } catch (const std::exception& e) {
+    throw Error(code::kStateCorrupt, shown + " is not a pending checkpoint (" + e.what() +
+                                         "); move it aside to drop it");
   }
 }
 
-void StateStore::save_pending_checkpoint(const nlohmann::json& checkpoint) const {
-  write_file(kPendingFile, checkpoint.dump(2) + "\n");
+void StateStore::save_pending_checkpoint(const PendingCheckpoint& p) const {
+  const nlohmann::json j = {{"checkpoint_id", p.checkpoint_id},
+                            {"title", p.title},
+                            {"keywords", p.keywords},
+                            {"text", p.text},
+                            {"state", to_json(p.state)}};
+  write_file(kPendingFile, j.dump(2) + "\n");
 }
 
 void StateStore::clear_pending_checkpoint() const {

@@ -11,6 +11,16 @@
 
 namespace leasefs::gate {
 
+// A checkpoint between its intent and its completion (I2): written before the
+// memory save, removed once state.json has it.
+struct PendingCheckpoint {
+  std::string checkpoint_id;
+  std::string title;
+  std::vector<std::string> keywords;
+  std::string text;
+  TaskState state;  // the state the checkpoint leads to
+};
+
 class StateStore {
  public:
   explicit StateStore(const LongrunDir& dir) : dir_(dir) {}
@@ -21,8 +31,9 @@ class StateStore {
   std::optional<TaskState> load() const;
   void save(const TaskState& state) const;
 
-  std::optional<nlohmann::json> load_pending_checkpoint() const;
-  void save_pending_checkpoint(const nlohmann::json& checkpoint) const;
+  // Throws Error{state_corrupt} naming the file when it is not a checkpoint.
+  std::optional<PendingCheckpoint> load_pending_checkpoint() const;
+  void save_pending_checkpoint(const PendingCheckpoint& checkpoint) const;
   void clear_pending_checkpoint() const;
 
   // Writes `content` to .longrun/<name> atomically. `durable` adds the fsyncs that

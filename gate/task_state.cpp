@@ -34,7 +34,9 @@ TaskStatus status_field(const json& j, const char* name) {
   return *status;
 }
 
-json grant_to_json(const Grant& g) {
+}  // namespace
+
+json to_json(const Grant& g) {
   json j = {{"id", g.id},
             {"turn", g.turn},
             {"reason", g.reason},
@@ -46,6 +48,8 @@ json grant_to_json(const Grant& g) {
   if (!g.request_id.empty()) j["request_id"] = g.request_id;
   return j;
 }
+
+namespace {
 
 Grant grant_from_json(const json& j) {
   Grant g;
@@ -78,7 +82,7 @@ json to_json(const TaskState& s) {
                        {"at_ms", t.at_ms}});
   }
   json grants = json::array();
-  for (const auto& g : s.grants) grants.push_back(grant_to_json(g));
+  for (const auto& g : s.grants) grants.push_back(to_json(g));
   return {{"schema_version", kStateSchemaVersion},
           {"turn_index", s.turn_index},
           {"grant_seq", s.grant_seq},

@@ -46,6 +46,7 @@ struct TaskState {
   bool has_task() const noexcept { return !task_id.empty(); }
 };
 
+nlohmann::json to_json(const Grant& grant);
 nlohmann::json to_json(const TaskState& state);
 // Throws std::invalid_argument naming the first bad field. A state from before
 // schema versions (no "schema_version") is accepted; its "access_mode" is ignored,

@@ -7,7 +7,7 @@
 
 namespace leasefs::memory {
 
-inline std::int64_t now_ms() {
+inline std::int64_t now_ms() noexcept {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();

@@ -181,17 +181,17 @@ Request Ledger::create_request(std::string_view task_id, std::int64_t turn, std:
 }
 
 DecisionOutcome Ledger::decide(std::string_view request_id, Decision decision,
-                               std::int64_t current_turn, std::uint32_t approver_uid,
-                               std::string_view reason_text) {
+                               std::string_view current_task_id, std::int64_t current_turn,
+                               std::uint32_t approver_uid, std::string_view reason_text) {
   const std::string_view new_state = decision == Decision::approve ? "approved" : "rejected";
   std::lock_guard lock(mutex_);
   return db_.transaction([&] {
     const std::int64_t decided_ms = now_ms();
     auto update = db_.prepare(
         "UPDATE requests SET state = ?, decided_by = ?, decision_reason = ?, decided_ms = ? "
-        "WHERE id = ? AND state = 'pending' AND turn = ?");
+        "WHERE id = ? AND state = 'pending' AND turn = ? AND task_id = ?");
     update.bind_all(new_state, static_cast<std::int64_t>(approver_uid), reason_text, decided_ms,
-                    request_id, current_turn);
+                    request_id, current_turn, current_task_id);
     update.run();
     const bool decided = db_.changes() == 1;
 
@@ -206,6 +206,13 @@ DecisionOutcome Ledger::decide(std::string_view request_id, Decision decision,
         throw LedgerError(DecisionError::already_decided,
                           "request " + request->id + " was already " + describe_decision(*request) +
                               "; a request is decided once — ask for a new one if needed",
+                          request);
+      }
+      if (request->task_id != current_task_id) {
+        throw LedgerError(DecisionError::stale,
+                          "request " + request->id + " belongs to task " + request->task_id +
+                              ", not the current task " + std::string(current_task_id) +
+                              "; ask again with `leasectl request`",
                           request);
       }
       throw LedgerError(DecisionError::stale,

@@ -38,7 +38,8 @@ class Ledger {
   // Approves or rejects a pending request of the current turn, exactly once.
   // Throws LedgerError (not_found, already_decided, stale) when refused, and
   // MemoryError when storage fails.
-  DecisionOutcome decide(std::string_view request_id, Decision decision, std::int64_t current_turn,
+  DecisionOutcome decide(std::string_view request_id, Decision decision,
+                         std::string_view current_task_id, std::int64_t current_turn,
                          std::uint32_t approver_uid, std::string_view reason_text);
 
   // Pending requests of a task, oldest first. May include requests from older

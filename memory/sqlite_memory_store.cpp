@@ -75,6 +75,16 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
+constexpr std::size_t kMaxQueryBytes = 4096;
+constexpr std::size_t kMaxTerms = 32;
+
+// The longest prefix of at most `max` bytes that does not split a UTF-8 sequence.
+std::string_view utf8_prefix(std::string_view text, std::size_t max) {
+  std::size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
 }  // namespace
 
 SqliteMemoryStore::SqliteMemoryStore(const std::string& db_path, SqliteDb::Options options)
@@ -83,9 +93,13 @@ SqliteMemoryStore::SqliteMemoryStore(const std::string& db_path, SqliteDb::Optio
 std::vector<SearchHit> SqliteMemoryStore::search(std::string_view query, std::size_t limit) {
   if (limit == 0) return {};
 
+  // A search runs under the control plane's lock, so its cost is bounded: the first
+  // kMaxQueryBytes of the query and at most kMaxTerms distinct terms count.
+  if (query.size() > kMaxQueryBytes) query = utf8_prefix(query, kMaxQueryBytes);
   std::vector<TextToken> terms;
   std::unordered_set<std::string> seen;
   for (TextToken& token : tokenize_text(query)) {
+    if (terms.size() == kMaxTerms) break;
     if (seen.insert(ascii_lower(token.text)).second) terms.push_back(std::move(token));
   }
   if (terms.empty()) return {};
@@ -159,7 +173,16 @@ Record SqliteMemoryStore::save(const NewRecord& record) {
       auto existing =
           db_.prepare("SELECT " + std::string(kColumns) + " FROM records WHERE ref = ?");
       existing.bind(1, record.ref);
-      if (existing.step()) return read_record(existing);
+      if (existing.step()) {
+        // A replay of the same record is idempotent; different content under the
+        // same ref would make the caller print text that memory does not hold.
+        Record found = read_record(existing);
+        if (found.content != record.content || found.task_id != record.task_id) {
+          throw MemoryError("memory already holds " + found.id + " under \"" + record.ref +
+                            "\" with different content; refusing to return it for a new one");
+        }
+        return found;
+      }
     }
     std::int64_t seq = 1;
     {

@@ -82,6 +82,15 @@ TEST(Decision, PathScopeIsEnforced) {
   EXPECT_EQ(d.reason, DenyReason::kOutOfScope);
 }
 
+TEST(Decision, APathNarrowedGrantNeverCoversAnUnresolvedPath) {
+  auto g = grant_for(3);
+  g.paths = {"*"};
+  auto s = leased(3, g);
+  EXPECT_TRUE(decide(s, Op::kWrite, "top.txt", {}, kNow).allowed);
+  EXPECT_EQ(decide(s, Op::kWrite, "", {}, kNow).reason, DenyReason::kOutOfScope);
+  EXPECT_EQ(decide(s, Op::kWrite, "src/deep/x.c", {}, kNow).reason, DenyReason::kOutOfScope);
+}
+
 TEST(Decision, OpClassScopeIsEnforced) {
   auto g = grant_for(3);
   g.ops = kClassWrite;

@@ -336,5 +336,85 @@ TEST_F(ServiceTest, RecoverRebuildsTheTaskFromTheNewestCheckpoint) {
   EXPECT_EQ(reply["checkpoint_id"], "C_0002");
 }
 
+TEST_F(ServiceTest, I2_ANewCheckpointIsRefusedWhileOneIsPending) {
+  start_and_grant();
+  memory_.fail_saves = true;
+  EXPECT_THROW(service_->checkpoint(checkpoint_args(), kAgent), Error);
+  memory_.fail_saves = false;
+  // The task is still in progress; a second checkpoint must not take C_0001's place.
+  auto second = checkpoint_args();
+  second.summary = "a different summary";
+  expect_error([&] { service_->checkpoint(second, kAgent); }, "pending_checkpoint");
+  EXPECT_TRUE(memory_.records.empty());
+  CheckpointArgs retry;
+  retry.retry_pending = true;
+  auto reply = service_->checkpoint(retry, kAgent);
+  EXPECT_NE(reply["text"].get<std::string>().find("raised the timeout"), std::string::npos);
+  EXPECT_EQ(memory_.records.at(0).content, reply["text"]);
+}
+
+TEST_F(ServiceTest, I2_APendingCheckpointReplaysEvenIfTheTaskMovedOn) {
+  start_and_grant();
+  memory_.fail_saves = true;
+  EXPECT_THROW(service_->checkpoint(checkpoint_args(), kAgent), Error);
+  memory_.fail_saves = false;
+  service_->transition(TaskStatus::kWaitingVerification, "handing over", kAgent);
+  CheckpointArgs retry;
+  retry.retry_pending = true;
+  EXPECT_NO_THROW(service_->checkpoint(retry, kAgent));
+  EXPECT_EQ(service_->state().status, TaskStatus::kWaitingVerification);
+  EXPECT_EQ(service_->state().last_checkpoint_id, "C_0001");
+  EXPECT_FALSE(std::filesystem::exists(root_.longrun("pending_checkpoint.json")));
+}
+
+TEST_F(ServiceTest, I7_ACorruptPendingCheckpointIsStateCorrupt) {
+  start_and_grant();
+  TempRoot::write(root_.longrun("pending_checkpoint.json"), "{}");
+  expect_error([&] { service_->resume(std::nullopt, kAgent); }, "state_corrupt");
+  EXPECT_EQ(TempRoot::read(root_.longrun("pending_checkpoint.json")), "{}");
+}
+
+TEST_F(ServiceTest, ResumeOfAnotherTaskSwitchesOnlyWhenItSucceeds) {
+  service_->start({"task A", {}, ""}, kAgent);
+  const std::string a = service_->state().task_id;
+  service_->checkpoint(checkpoint_args(), kAgent);
+  service_->transition(TaskStatus::kFailed, "abandoned", kAgent);
+  service_->start({"task B", {}, ""}, kAgent);
+  const std::string b = service_->state().task_id;
+  service_->checkpoint(checkpoint_args(), kAgent);
+
+  expect_error([&] { service_->resume(std::string("T_unknown"), kAgent); }, "not_found");
+  EXPECT_EQ(service_->state().task_id, b);
+  // A finished task is not brought back by its old checkpoint.
+  expect_error([&] { service_->resume(a, kAgent); }, "invalid_transition");
+  EXPECT_EQ(service_->state().task_id, b);
+  EXPECT_NE(state_file().find(b), std::string::npos);
+  auto reply = service_->resume(b, kAgent);
+  EXPECT_EQ(reply["task"]["task_id"], b);
+}
+
+TEST_F(ServiceTest, ARequestOfAFinishedTaskCannotBecomeAGrantForTheNext) {
+  service_->start({"task A", {}, ""}, kAgent);
+  const std::string id = service_->request({"edit A", {"a.txt"}}, kAgent)["request"]["id"];
+  service_->transition(TaskStatus::kFailed, "abandoned", kAgent);
+  service_->start({"task B", {}, ""}, kAgent);
+  expect_error([&] { service_->approve(id, "", kPerson); }, "stale_request");
+  EXPECT_FALSE(can_write("a.txt"));
+}
+
+TEST_F(ServiceTest, ExpiredGrantsAreNotReportedAsInForce) {
+  service_->start({"fix it", {}, ""}, kAgent);
+  service_->grant({"brief", {}, kAllOps, 1}, kPerson);
+  ::usleep(20'000);
+  auto status = service_->status();
+  EXPECT_EQ(status["access_mode"], "read_only");
+  EXPECT_TRUE(status["grants"].empty());
+  expect_error(
+      [&] {
+        service_->grant({"forever", {}, kAllOps, INT64_MAX / 2}, kPerson);
+      },
+      "invalid_argument");
+}
+
 }  // namespace
 }  // namespace leasefs::gate

@@ -17,12 +17,25 @@ constexpr std::uint32_t kApprover = 0;
 
 DecisionError refusal(Ledger& ledger, std::string_view id, Decision decision, std::int64_t turn) {
   try {
-    ledger.decide(id, decision, turn, kApprover, "");
+    ledger.decide(id, decision, "T_1", turn, kApprover, "");
   } catch (const LedgerError& error) {
     return error.error();
   }
   ADD_FAILURE() << "decision on " << id << " was not refused";
   return DecisionError::not_found;
+}
+
+TEST(Ledger, ARequestOfAnotherTaskIsRefusedAsStale) {
+  Ledger ledger(":memory:");
+  const Request request = ledger.create_request("T_A", 1, "edit A", {"a"}, kAgent);
+  try {
+    ledger.decide(request.id, Decision::approve, "T_B", 1, kApprover, "ok");
+    ADD_FAILURE() << "a request of task T_A was approved for task T_B";
+  } catch (const LedgerError& error) {
+    EXPECT_EQ(error.error(), DecisionError::stale);
+    EXPECT_NE(std::string(error.what()).find("T_A"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(ledger.find_request(request.id)->state, RequestState::pending);
 }
 
 TEST(Ledger, CreatesPendingRequestsWithReadableIds) {
@@ -53,7 +66,7 @@ TEST(Ledger, ApproveRecordsTheDecisionAndTheWords) {
   const Request request =
       ledger.create_request("T_1", 5, "fix the timeout in A", {"a.cpp"}, kAgent);
   const DecisionOutcome outcome =
-      ledger.decide(request.id, Decision::approve, 5, kApprover, "yes, only the timeout");
+      ledger.decide(request.id, Decision::approve, "T_1", 5, kApprover, "yes, only the timeout");
   EXPECT_EQ(outcome.request.state, RequestState::approved);
   EXPECT_EQ(outcome.request.decided_by, kApprover);
   EXPECT_EQ(outcome.request.decision_reason, "yes, only the timeout");
@@ -74,7 +87,7 @@ TEST(Ledger, ApproveRecordsTheDecisionAndTheWords) {
 TEST(Ledger, RejectIsADecisionToo) {
   Ledger ledger(":memory:");
   const Request request = ledger.create_request("T_1", 1, "rewrite everything", {}, kAgent);
-  const auto outcome = ledger.decide(request.id, Decision::reject, 1, kApprover, "not now");
+  const auto outcome = ledger.decide(request.id, Decision::reject, "T_1", 1, kApprover, "not now");
   EXPECT_EQ(outcome.request.state, RequestState::rejected);
   EXPECT_EQ(outcome.entry.kind, "reject");
   EXPECT_EQ(refusal(ledger, request.id, Decision::approve, 1), DecisionError::already_decided);
@@ -83,9 +96,9 @@ TEST(Ledger, RejectIsADecisionToo) {
 TEST(Ledger, DoubleApproveIsAlreadyDecided) {
   Ledger ledger(":memory:");
   const Request request = ledger.create_request("T_1", 2, "edit A", {"a"}, kAgent);
-  ledger.decide(request.id, Decision::approve, 2, kApprover, "ok");
+  ledger.decide(request.id, Decision::approve, "T_1", 2, kApprover, "ok");
   try {
-    ledger.decide(request.id, Decision::approve, 2, kApprover, "ok again");
+    ledger.decide(request.id, Decision::approve, "T_1", 2, kApprover, "ok again");
     FAIL() << "second approval accepted";
   } catch (const LedgerError& error) {
     EXPECT_EQ(error.error(), DecisionError::already_decided);
@@ -105,7 +118,7 @@ TEST(Ledger, OlderTurnIsStale) {
   // Still listed as pending, but it can no longer be decided.
   EXPECT_EQ(ledger.pending_requests("T_1").size(), 1u);
   try {
-    ledger.decide(request.id, Decision::approve, 5, kApprover, "ok");
+    ledger.decide(request.id, Decision::approve, "T_1", 5, kApprover, "ok");
     FAIL() << "stale approval accepted";
   } catch (const LedgerError& error) {
     EXPECT_EQ(error.error(), DecisionError::stale);
@@ -118,7 +131,7 @@ TEST(Ledger, OlderTurnIsStale) {
 TEST(Ledger, UnknownIdIsNotFound) {
   Ledger ledger(":memory:");
   try {
-    ledger.decide("R_0042", Decision::approve, 1, kApprover, "ok");
+    ledger.decide("R_0042", Decision::approve, "T_1", 1, kApprover, "ok");
     FAIL() << "unknown request approved";
   } catch (const LedgerError& error) {
     EXPECT_EQ(error.error(), DecisionError::not_found);
@@ -180,7 +193,7 @@ TEST(Ledger, ConcurrentApprovalsFromSeparateConnectionsSucceedOnce) {
       auto ledger = std::make_unique<Ledger>(path);  // its own connection
       start.arrive_and_wait();
       try {
-        ledger->decide(id, Decision::approve, 1, kApprover, "ok from " + std::to_string(i));
+        ledger->decide(id, Decision::approve, "T_1", 1, kApprover, "ok from " + std::to_string(i));
         ++approved;
       } catch (const LedgerError& error) {
         ++(error.error() == DecisionError::already_decided ? already_decided : other);

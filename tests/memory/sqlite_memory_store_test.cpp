@@ -63,7 +63,7 @@ TEST(SqliteMemoryStore, SaveIsIdempotentOnRef) {
   NewRecord first = note("checkpoint", "summary one");
   first.ref = "C_0007";
   const Record a = store.save(first);
-  NewRecord second = note("checkpoint again", "summary two");
+  NewRecord second = note("checkpoint again", "summary one");  // a replay: same content
   second.ref = "C_0007";
   const Record b = store.save(second);
   EXPECT_EQ(a.id, b.id);
@@ -245,6 +245,30 @@ TEST(SqliteMemoryStore, SaveOnReadOnlyDatabaseThrows) {
 TEST(SqliteMemoryStore, OpenFailsWhenDirectoryIsMissing) {
   testing::TempDir dir;
   EXPECT_THROW(SqliteMemoryStore(dir.file("no-such-dir") + "/memory.db"), MemoryError);
+}
+
+}  // namespace
+}  // namespace leasefs::memory
+
+namespace leasefs::memory {
+namespace {
+
+TEST(SqliteMemoryStoreLimits, AHugeQueryIsBoundedAndStillFindsEarlyTerms) {
+  SqliteMemoryStore store(":memory:");
+  store.save({"note", "payment timeout", "the gateway needs 30s", {}, "", ""});
+  std::string query = "timeout";
+  for (int i = 0; i < 20000; ++i) query += " 가나";  // would be 20,000 LIKE scans unbounded
+  auto hits = store.search(query, 5);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].record.title, "payment timeout");
+}
+
+TEST(SqliteMemoryStoreLimits, SameRefWithDifferentContentIsAConflict) {
+  SqliteMemoryStore store(":memory:");
+  store.save({"checkpoint", "C_0001", "old text", {}, "T_1", "C_0001"});
+  EXPECT_NO_THROW(store.save({"checkpoint", "C_0001", "old text", {}, "T_1", "C_0001"}));
+  EXPECT_THROW(store.save({"checkpoint", "C_0001", "new text", {}, "T_1", "C_0001"}), MemoryError);
+  EXPECT_EQ(store.count(), 1u);
 }
 
 }  // namespace
