@@ -68,20 +68,7 @@ class Args {
   std::vector<std::string> csv_list(const char* name) {
     const json* v = find(name);
     if (!v) return {};
-    if (v->is_string()) {
-      std::vector<std::string> out;
-      std::string_view s = v->get_ref<const std::string&>();
-      while (!s.empty()) {
-        size_t comma = s.find(',');
-        std::string_view item = s.substr(0, comma);
-        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-        if (!item.empty()) out.emplace_back(item);
-        if (comma == std::string_view::npos) break;
-        s.remove_prefix(comma + 1);
-      }
-      return out;
-    }
+    if (v->is_string()) return split_csv(v->get_ref<const std::string&>());
     return str_list(name);
   }
 
@@ -472,6 +459,20 @@ std::string request_fingerprint(std::string_view cmd, const json& args) {
 
 std::string scoped_idempotency_key(const Actor& actor, std::string_view key) {
   return std::to_string(actor.uid) + ":" + std::string(key);
+}
+
+std::vector<std::string> split_csv(std::string_view s) {
+  std::vector<std::string> out;
+  while (!s.empty()) {
+    size_t comma = s.find(',');
+    std::string_view item = s.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    s.remove_prefix(comma + 1);
+  }
+  return out;
 }
 
 std::optional<int64_t> parse_duration_ms(std::string_view text) noexcept {

@@ -17,8 +17,11 @@
 #include <vector>
 
 #include "gate/control/client.hpp"
+#include "gate/control/commands.hpp"
 #include "gate/control/socket_path.hpp"
 #include "gate/leasectl/output.hpp"
+#include "gate/op.hpp"
+#include "gate/task_status.hpp"
 
 namespace {
 
@@ -191,6 +194,30 @@ int main(int argc, char** argv) {
   grant->add_option("--ops", o.ops, "op classes: write,create,rename,unlink,attr");
   grant->add_option("--ttl", o.ttl, "wall-clock limit, e.g. 30s, 10m, 2h");
   grant->callback([&] {
+    // Checked here with the daemon's own parsers: a typo is a usage error (exit 2),
+    // not something for the daemon to refuse.
+    if (!o.ops.empty()) {
+      std::string unknown;
+      auto classes = leasefs::gate::control::split_csv(o.ops);
+      if (classes.empty() || !leasefs::gate::parse_op_classes(classes, &unknown)) {
+        std::string known;
+        for (const auto& n : leasefs::gate::op_class_names(leasefs::gate::kAllOps)) {
+          known += (known.empty() ? "" : ",") + n;
+        }
+        throw CLI::ValidationError("--ops",
+                                   (unknown.empty() ? std::string("no op class given")
+                                                    : "unknown op class '" + unknown + "'") +
+                                       " (known: " + known + ")");
+      }
+    }
+    if (!o.ttl.empty()) {
+      auto ms = leasefs::gate::control::parse_duration_ms(o.ttl);
+      if (!ms || *ms <= 0) {
+        throw CLI::ValidationError("--ttl", "'" + o.ttl +
+                                                "' is not a duration (a positive number with "
+                                                "ms, s, m, h or d, e.g. 30s, 10m, 2h)");
+      }
+    }
     call = {"grant", {{"reason", o.reason}}};
     if (!o.paths.empty()) call.args["paths"] = o.paths;
     if (!o.ops.empty()) call.args["ops"] = o.ops;
@@ -258,6 +285,14 @@ int main(int argc, char** argv) {
   transition->add_option("STATE", o.state, "the new status")->required();
   transition->add_option("--reason", o.reason, "why");
   transition->callback([&] {
+    if (!leasefs::gate::parse_status(o.state)) {
+      std::string names;
+      for (auto st : leasefs::gate::kAllStatuses) {
+        names += (names.empty() ? "" : ", ") + std::string(leasefs::gate::to_string(st));
+      }
+      throw CLI::ValidationError("STATE",
+                                 "'" + o.state + "' is not a task status (one of: " + names + ")");
+    }
     call = {"transition", {{"state", o.state}}};
     if (!o.reason.empty()) call.args["reason"] = o.reason;
   });

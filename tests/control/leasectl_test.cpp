@@ -77,6 +77,30 @@ TEST_F(LeasectlTest, ExitTwoOnUsageErrors) {
   EXPECT_EQ(ctl("--help").rc, 0);
 }
 
+TEST_F(LeasectlTest, BadValuesAreUsageErrorsCheckedBeforeSending) {
+  ASSERT_EQ(ctl("start 'x'").rc, 0);
+  auto r = ctl("grant --reason r --ttl 10x");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("--ttl"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'10x' is not a duration"), std::string::npos) << r.out;
+  EXPECT_EQ(ctl("grant --reason r --ttl 0").rc, 2);
+  EXPECT_EQ(ctl("grant --reason r --ttl -5m").rc, 2);
+  r = ctl("grant --reason r --ops write,explode");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown op class 'explode'"), std::string::npos) << r.out;
+  EXPECT_EQ(ctl("grant --reason r --ops ,").rc, 2);
+  r = ctl("transition done");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("'done' is not a task status"), std::string::npos) << r.out;
+  // Nothing reached the daemon.
+  EXPECT_TRUE(h.ok("status")["grants"].empty());
+  EXPECT_EQ(h.ok("status")["task"]["status"], "in_progress");
+  // The same parsers accept what the daemon accepts.
+  EXPECT_EQ(ctl("grant --reason r --ops 'write, create' --ttl 90").rc, 0);
+  EXPECT_EQ(ctl("grant --reason r --ttl 500ms").rc, 0);
+  EXPECT_EQ(ctl("transition paused").rc, 0);
+}
+
 TEST_F(LeasectlTest, ExitThreeWhenNoDaemonAnswers) {
   std::string missing = h.tmp() + "/nobody.sock";
   auto r = sh(quote(LEASECTL_PATH) + " --socket " + quote(missing) + " status");
