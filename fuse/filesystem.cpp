@@ -50,6 +50,22 @@ Filesystem::Filesystem(int root_fd, gate::Gate& gate, FsOptions options)
   }
 }
 
+uint64_t Filesystem::adopt(std::unique_ptr<FileHandle> handle) {
+  const FileHandle* key = handle.get();
+  std::lock_guard lock(handles_mu_);
+  handles_.emplace(key, std::move(handle));
+  return reinterpret_cast<uint64_t>(key);
+}
+
+std::unique_ptr<FileHandle> Filesystem::disown(uint64_t fh) {
+  std::lock_guard lock(handles_mu_);
+  auto it = handles_.find(reinterpret_cast<const FileHandle*>(fh));
+  if (it == handles_.end()) return nullptr;
+  std::unique_ptr<FileHandle> handle = std::move(it->second);
+  handles_.erase(it);
+  return handle;
+}
+
 int Filesystem::lookup(Inode& parent, const char* name, fuse_entry_param* e) {
   *e = fuse_entry_param{};
   const bool is_protected = child_protected(parent, name);

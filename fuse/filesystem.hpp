@@ -13,8 +13,11 @@
 #include <fuse_lowlevel.h>
 
 #include <atomic>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "fuse/inode.hpp"
 #include "gate/gate.hpp"
@@ -101,6 +104,12 @@ class Filesystem {
     return gate_inode(op, *handle.inode, caller);
   }
 
+  // Open files. The filesystem owns every handle it hands the kernel, so that
+  // handles the kernel never releases (a lazy unmount while files are still open)
+  // are freed with it rather than leaked.
+  uint64_t adopt(std::unique_ptr<FileHandle> handle);
+  std::unique_ptr<FileHandle> disown(uint64_t fh);
+
   static gate::Caller caller(fuse_req_t req) noexcept {
     const fuse_ctx* ctx = fuse_req_ctx(req);
     return gate::Caller{ctx->pid, ctx->uid, ctx->gid};
@@ -119,6 +128,8 @@ class Filesystem {
   Inode root_;
   std::string root_prefix_;  // backing path of the root, as /proc/self/fd shows it
   InodeTable table_;
+  std::mutex handles_mu_;  // guards handles_; taken on open and release only
+  std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
 };
 
 // For the duration of a creating syscall, the calling thread acts with the

@@ -30,7 +30,7 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
   if (int res = fs.lookup(dir, name, e); res < 0) return res;
   handle->inode = reinterpret_cast<Inode*>(e->ino);
   apply_cache_policy(fi, is_protected);
-  fi->fh = reinterpret_cast<uint64_t>(handle.release());
+  fi->fh = fs.adopt(std::move(handle));
   return 0;
 }
 
@@ -44,7 +44,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     int res = do_create(req, fs, fs.inode(parent), name, mode, fi, &e);
     if (res < 0) return static_cast<void>(fuse_reply_err(req, -res));
     if (fuse_reply_create(req, &e, fi) != 0) {
-      delete reinterpret_cast<FileHandle*>(fi->fh);
+      fs.disown(fi->fh);
       fs.table().forget(reinterpret_cast<Inode*>(e.ino), 1);
     }
   });

@@ -26,7 +26,7 @@ int do_open(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi) {
   handle->fd.reset(::open(Filesystem::fd_path(inode.fd.get()).c_str(), flags));
   if (!handle->fd) return -errno;
   apply_cache_policy(fi, is_protected);
-  fi->fh = reinterpret_cast<uint64_t>(handle.release());
+  fi->fh = fs.adopt(std::move(handle));
   return 0;
 }
 
@@ -39,7 +39,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (res < 0) return static_cast<void>(fuse_reply_err(req, -res));
     if (fuse_reply_open(req, fi) != 0) {
       // The opener went away (interrupted); no release will come for this handle.
-      delete reinterpret_cast<FileHandle*>(fi->fh);
+      fs.disown(fi->fh);
     }
   });
 }

@@ -11,7 +11,8 @@ namespace leasefs::fuse {
 // the audit log), with a read-only descriptor to hash the content.
 void op_release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
   guarded(req, "release", [&] {
-    std::unique_ptr<FileHandle> handle(reinterpret_cast<FileHandle*>(fi->fh));
+    std::unique_ptr<FileHandle> handle = Filesystem::of(req).disown(fi->fh);
+    if (!handle) return static_cast<void>(fuse_reply_err(req, 0));
     const uint64_t written = handle->bytes_written.load();
     if (written > 0) {
       gate::WriteClosed closed;
