@@ -10,7 +10,10 @@
 #        FS_BENCH_FILES (small files, 10000), FS_BENCH_RUNTIME (s per random job, 10)
 set -euo pipefail
 
-BUILD=${1:-$(cd "$(dirname "$0")/.." && pwd)/build-fuse}
+BUILD=${1:-$(cd "$(dirname "$0")/.." && pwd)/build}
+for tool in fio bindfs bc python3; do
+  command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install -y fio bindfs bc" >&2; exit 2; }
+done
 MOUNT_BIN=$(find "$BUILD" -name leasefs_bench_mount -type f -perm -u+x | head -1)
 [ -x "$MOUNT_BIN" ] || { echo "leasefs_bench_mount not found under $BUILD" >&2; exit 2; }
 if [ "${FS_BENCH_QUICK:-0}" = 1 ]; then
