@@ -2,8 +2,10 @@
 # Same workloads, side by side, on (a) the native directory, (b) bindfs mirroring
 # it, (c) leasefs with a lease held (leasefs_bench_mount: allow-all snapshot), and
 # (d) leasefs with xattrs answered ENOSYS, to price the security.capability
-# lookups the kernel makes before every write. Prints each figure and its ratio
-# to native.
+# lookups the kernel makes before every write, and (e) the real daemon (`leasefs
+# mount` + `leasectl start/grant`), which adds the control plane: refusal and
+# write-closed reports, SHA-256 of every file closed after a write, audit appends.
+# Prints each figure and its ratio to native.
 #
 #   bench/fs_bench.sh [BUILD_DIR]          FS_BENCH_QUICK=1 for a short run
 #   env: FS_BENCH_DIR (scratch, default /var/tmp), FS_BENCH_SIZE (seq size, 1g),
@@ -16,6 +18,9 @@ for tool in fio bindfs bc python3; do
 done
 MOUNT_BIN=$(find "$BUILD" -name leasefs_bench_mount -type f -perm -u+x | head -1)
 [ -x "$MOUNT_BIN" ] || { echo "leasefs_bench_mount not found under $BUILD" >&2; exit 2; }
+LEASEFS="$BUILD/fuse/leasefs"
+LEASECTL="$BUILD/gate/leasectl"
+[ -x "$LEASEFS" ] && [ -x "$LEASECTL" ] || { echo "leasefs/leasectl not built under $BUILD" >&2; exit 2; }
 if [ "${FS_BENCH_QUICK:-0}" = 1 ]; then
   SIZE=${FS_BENCH_SIZE:-128m}; FILES=${FS_BENCH_FILES:-2000}; RUNTIME=${FS_BENCH_RUNTIME:-3}
 else
@@ -24,6 +29,7 @@ fi
 WORK=$(mktemp -d "${FS_BENCH_DIR:-/var/tmp}/fs-bench.XXXXXX")
 PIDS=()
 cleanup() {
+  "$LEASEFS" unmount "$WORK/mnt-daemon" >/dev/null 2>&1 || true
   for mp in "$WORK"/mnt-*; do fusermount3 -uz "$mp" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   rm -rf "$WORK"
@@ -90,7 +96,7 @@ echo "building a source tree to untar (/usr/include)..." >&2
 tar -cf "$WORK/tree.tar" -C /usr include 2>/dev/null
 
 mkdir -p "$WORK/native" "$WORK/back-bindfs" "$WORK/mnt-bindfs" "$WORK/back-lease" \
-  "$WORK/mnt-lease" "$WORK/back-enosys" "$WORK/mnt-enosys"
+  "$WORK/mnt-lease" "$WORK/back-enosys" "$WORK/mnt-enosys" "$WORK/back-daemon" "$WORK/mnt-daemon"
 
 echo "native..." >&2
 bench_target native "$WORK/native"
@@ -113,13 +119,20 @@ wait_mounted "$WORK/mnt-enosys"
 bench_target enosys "$WORK/mnt-enosys"
 fusermount3 -u "$WORK/mnt-enosys"
 
+echo "leasefs daemon with a grant..." >&2
+"$LEASEFS" mount "$WORK/back-daemon" "$WORK/mnt-daemon" --socket "$WORK/ctl.sock" >/dev/null 2>&1
+"$LEASECTL" --socket "$WORK/ctl.sock" start "benchmark" >/dev/null
+"$LEASECTL" --socket "$WORK/ctl.sock" grant --reason "benchmark writes" >/dev/null
+bench_target daemon "$WORK/mnt-daemon"
+"$LEASEFS" unmount "$WORK/mnt-daemon" >/dev/null
+
 printf '\nsize=%s files=%s runtime=%ss  kernel %s\n' "$SIZE" "$FILES" "$RUNTIME" "$(uname -r)"
-printf '%-22s %10s %10s %7s %10s %7s %10s %7s\n' workload native bindfs ratio leasefs ratio \
-  lease-enosys ratio
+printf '%-22s %10s %10s %7s %10s %7s %10s %7s %10s %7s\n' workload native bindfs ratio leasefs ratio \
+  lease-enosys ratio daemon ratio
 row() {  # key unit higher_is_better
   local k=$1 unit=$2 hib=$3 n=${R[native,$1]}
   printf '%-22s %10s' "$k ($unit)" "$n"
-  for l in bindfs leasefs enosys; do
+  for l in bindfs leasefs enosys daemon; do
     local v=${R[$l,$k]} ratio
     if [ "$hib" = 1 ]; then ratio=$(echo "$v / $n" | bc -l); else ratio=$(echo "$n / $v" | bc -l); fi
     printf ' %10s %6.0f%%' "$(printf '%.3g' "$v")" "$(echo "$ratio * 100" | bc -l)"
