@@ -180,39 +180,55 @@ void AuditLog::open_and_continue() {
 }
 
 AuditRecord AuditLog::append(const json& event) {
-  std::lock_guard lock(mutex_);
-  AuditRecord record;
-  record.seq = last_seq_ + 1;
-  record.ts_ms = now_ms();
-  record.hash = sha256_hex(canonical(record.seq, record.ts_ms, event, last_hash_));
-  std::string line = dump(json{{"seq", record.seq},
-                               {"ts_ms", record.ts_ms},
-                               {"event", event},
-                               {"prev", last_hash_},
-                               {"hash", record.hash}});
-  line += '\n';
+  return append_batch({event}).front();
+}
 
-  // One write(2) per line; O_APPEND places it at the end atomically.
+// A batch costs one write(2), one fdatasync and one anchor update, however many
+// records it holds: the daemon appends what has queued up since the last batch.
+std::vector<AuditRecord> AuditLog::append_batch(const std::vector<json>& events) {
+  std::lock_guard lock(mutex_);
+  std::vector<AuditRecord> records;
+  records.reserve(events.size());
+  std::string lines;
+  std::uint64_t seq = last_seq_;
+  std::string prev = last_hash_;
+  for (const json& event : events) {
+    AuditRecord record;
+    record.seq = ++seq;
+    record.ts_ms = now_ms();
+    record.hash = sha256_hex(canonical(record.seq, record.ts_ms, event, prev));
+    lines += dump(json{{"seq", record.seq},
+                       {"ts_ms", record.ts_ms},
+                       {"event", event},
+                       {"prev", prev},
+                       {"hash", record.hash}});
+    lines += '\n';
+    prev = record.hash;
+    records.push_back(std::move(record));
+  }
+  if (records.empty()) return records;
+
+  // One write(2); O_APPEND places it at the end atomically.
   for (;;) {
-    const ssize_t n = ::write(fd_.get(), line.data(), line.size());
+    const ssize_t n = ::write(fd_.get(), lines.data(), lines.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw_errno("write", path_);
-    if (static_cast<std::size_t>(n) != line.size()) {
+    if (static_cast<std::size_t>(n) != lines.size()) {
       errno = EIO;
       throw_errno("short write to", path_);
     }
     break;
   }
   if (options_.fsync && ::fdatasync(fd_.get()) != 0) throw_errno("fdatasync", path_);
-  last_seq_ = record.seq;
-  last_hash_ = record.hash;
+  last_seq_ = seq;
+  last_hash_ = prev;
 
   auto stmt = db_.prepare(
       "INSERT INTO audit_head (id, seq, hash) VALUES (1, ?, ?) "
       "ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
-  stmt.bind_all(static_cast<std::int64_t>(record.seq), record.hash);
+  stmt.bind_all(static_cast<std::int64_t>(last_seq_), last_hash_);
   stmt.run();
-  return record;
+  return records;
 }
 
 std::size_t AuditLog::count() {

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "memory/sqlite_db.hpp"
 #include "memory/unique_fd.hpp"
@@ -60,6 +61,8 @@ class AuditLog {
 
   // Appends one event; returns its seq and hash. Throws MemoryError.
   AuditRecord append(const nlohmann::json& event);
+  // Appends events in order as consecutive records, with one write and one sync.
+  std::vector<AuditRecord> append_batch(const std::vector<nlohmann::json>& events);
 
   // Checks the whole chain and the anchor. Never throws for a damaged log;
   // throws MemoryError only if the file cannot be read at all.

@@ -52,6 +52,20 @@ TEST_F(AuditLogTest, AppendedRecordsVerify) {
   EXPECT_TRUE(result.kind.empty());
 }
 
+TEST_F(AuditLogTest, ABatchIsConsecutiveRecordsOfOneChain) {
+  append_n(2);
+  AuditLog log = open();
+  auto records = log.append_batch({json{{"type", "a"}}, json{{"type", "b"}}, json{{"type", "c"}}});
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].seq, 3u);
+  EXPECT_EQ(records[2].seq, 5u);
+  log.append(json{{"type", "d"}});
+  const VerifyResult result = log.verify();
+  EXPECT_TRUE(result.ok) << result.message;
+  EXPECT_EQ(result.records, 6u);
+  EXPECT_TRUE(log.append_batch({}).empty());
+}
+
 TEST_F(AuditLogTest, EmptyLogVerifies) {
   AuditLog log = open();
   EXPECT_EQ(log.count(), 0u);
