@@ -150,6 +150,17 @@ void LineFramer::feed(std::string_view bytes) {
   }
 }
 
+void LineFramer::finish() {
+  if (discarding_) {
+    discarding_ = false;
+    return;
+  }
+  if (partial_.empty()) return;
+  if (partial_.back() == '\r') partial_.pop_back();
+  ready_.push_back(Line{std::move(partial_), false});
+  partial_ = std::string();
+}
+
 std::optional<LineFramer::Line> LineFramer::next() {
   if (ready_.empty()) return std::nullopt;
   Line line = std::move(ready_.front());

@@ -76,6 +76,9 @@ class LineFramer {
   // Appends bytes; complete lines become available through next().
   void feed(std::string_view bytes);
   std::optional<Line> next();
+  // The input ended: an unfinished line, if any, becomes the last line (the tail
+  // of an over-long line is simply dropped; it was already reported).
+  void finish();
   bool has_line() const noexcept { return !ready_.empty(); }
   // Bytes of an unfinished line held (never more than max_bytes).
   size_t buffered() const noexcept { return partial_.size(); }

@@ -143,6 +143,24 @@ TEST(LineFramer, LineOfExactlyTheLimitIsAccepted) {
   EXPECT_EQ(l->text.size(), 8u);
 }
 
+TEST(LineFramer, FinishTakesTheUnterminatedTail) {
+  LineFramer f;
+  f.feed("{\"cmd\":\"status\"}\n{\"cmd\":\"turn\"}");
+  ASSERT_EQ(f.next()->text, "{\"cmd\":\"status\"}");
+  EXPECT_FALSE(f.has_line());
+  f.finish();
+  ASSERT_TRUE(f.has_line());
+  EXPECT_EQ(f.next()->text, "{\"cmd\":\"turn\"}");
+  f.finish();  // nothing left: no empty line appears
+  EXPECT_FALSE(f.has_line());
+
+  LineFramer g(8);
+  g.feed("0123456789abc");  // over the limit, reported once
+  ASSERT_TRUE(g.next()->too_long);
+  g.finish();  // its tail is not a line
+  EXPECT_FALSE(g.has_line());
+}
+
 TEST(LineFramer, NeverBuffersMoreThanTheLimit) {
   LineFramer f(1024);
   std::string chunk(4096, 'q');
