@@ -145,6 +145,7 @@ struct Runtime::Impl {
     so.approvers.uids = options.approver_uids;
     so.approvers.gids = options.approver_gids;
     so.idle_timeout = options.idle_timeout;
+    so.write_timeout = options.write_timeout;
     auto s = std::make_unique<control::Server>(so, *dispatcher, bus);
     s->start();
     // Clients inside the mount find the socket here (reads are never gated).

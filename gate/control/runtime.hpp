@@ -25,6 +25,8 @@ struct RuntimeOptions {
   gid_t socket_gid = static_cast<gid_t>(-1);
   // A connection with no request in progress is closed after this long.
   std::chrono::milliseconds idle_timeout{30'000};
+  // A reply or watch event its client takes nothing of for this long drops it.
+  std::chrono::milliseconds write_timeout{2'000};
   // Files closed after a leased write are hashed for the audit up to this size.
   uint64_t hash_limit_bytes = uint64_t{64} << 20;
   // fdatasync the audit log after every event.

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -71,6 +72,28 @@ bool write_all(int fd, std::string_view data, std::chrono::milliseconds timeout)
   return true;
 }
 
+enum class SendResult { kSent, kPartial, kFailed };
+
+// Sends as much of `data` as the socket takes now, without waiting; removes what
+// was sent from `data`.
+SendResult send_now(int fd, std::string& data) {
+  size_t done = 0;
+  SendResult result = SendResult::kSent;
+  while (done < data.size()) {
+    ssize_t n = ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    result = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? SendResult::kPartial
+                                                                : SendResult::kFailed;
+    break;
+  }
+  data.erase(0, done);
+  return result;
+}
+
 }  // namespace
 
 void make_socket_dir(const std::string& dir) {
@@ -98,17 +121,23 @@ void make_socket_dir(const std::string& dir) {
 }
 
 struct Server::Impl {
+  // fd and actor never change after accept. The other fields belong to whoever
+  // owns the connection (see server.hpp); every hand-over between the epoll thread
+  // and a worker happens under conns_mu, which is also what orders their accesses.
   struct Connection {
     UniqueFd fd;
     Actor actor;
     LineFramer framer;
+    std::string out;  // the rest of a reply the peer has not taken yet
     Clock::time_point last_active = Clock::now();
-    bool busy = false;  // owned by a worker
-    bool eof = false;   // the peer shut down its side; finish pending lines, then close
+    Clock::time_point last_progress = Clock::now();  // of writing `out`
+    bool busy = false;                               // queued for or owned by a worker
+    bool eof = false;  // the peer shut down its side; finish pending lines, then close
   };
 
   struct Watcher {
     std::thread thread;
+    UniqueFd fd;  // closed only after the thread is joined, so stop() may shut it down
     std::atomic<bool> done{false};
   };
 
@@ -133,7 +162,7 @@ struct Server::Impl {
   Clock::time_point accept_paused_until{};
   bool accept_paused = false;
 
-  mutable std::mutex conns_mu;  // guards conns and each connection's busy flag
+  mutable std::mutex conns_mu;  // guards conns and hands connections over (see Connection)
   std::unordered_map<Connection*, std::unique_ptr<Connection>> conns;
 
   std::mutex jobs_mu;
@@ -257,7 +286,11 @@ struct Server::Impl {
     }
     workers.clear();
     {
+      // Unblock watchers stuck writing to a peer that does not read.
       std::lock_guard lock(watchers_mu);
+      for (auto& w : watchers) {
+        if (w.fd) ::shutdown(w.fd.get(), SHUT_RDWR);
+      }
       for (auto& w : watchers) {
         if (w.thread.joinable()) w.thread.join();
       }
@@ -298,7 +331,7 @@ struct Server::Impl {
         } else if (tag == &listen_tag) {
           accept_all();
         } else {
-          on_readable(static_cast<Connection*>(tag), events_buf[i].events);
+          on_event(static_cast<Connection*>(tag), events_buf[i].events);
         }
       }
       housekeeping();
@@ -361,26 +394,87 @@ struct Server::Impl {
   }
 
   // Called for an armed connection that fired: the epoll thread owns it.
+  void on_event(Connection* conn, uint32_t revents) {
+    bool flushing = false;
+    {
+      // Taking the lock orders this thread after the worker that handed `conn` back.
+      std::lock_guard lock(conns_mu);
+      assert(!conn->busy);
+      flushing = !conn->out.empty();
+    }
+    if (flushing) {
+      on_writable(conn);
+    } else {
+      on_readable(conn, revents);
+    }
+  }
+
   void on_readable(Connection* conn, uint32_t revents) {
     char buf[kReadChunk];
     ssize_t n = ::recv(conn->fd.get(), buf, sizeof(buf), 0);
-    if (n > 0) {
-      conn->framer.feed(std::string_view(buf, static_cast<size_t>(n)));
-      conn->last_active = Clock::now();
-    } else if (n == 0) {
-      conn->eof = true;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-      if (revents & (EPOLLERR | EPOLLHUP)) conn->eof = true;
-    } else {
-      close_connection(conn);  // reset by peer and the like
+    bool gone = false;
+    {
+      std::lock_guard lock(conns_mu);
+      if (n > 0) {
+        conn->framer.feed(std::string_view(buf, static_cast<size_t>(n)));
+        conn->last_active = Clock::now();
+      } else if (n == 0) {
+        conn->eof = true;
+        // A last request without its newline counts when the peer only shut down
+        // its sending side (printf '...' | nc -N): it is still there to read the
+        // reply. One that went away entirely (hang-up) gets nothing run.
+        if (!(revents & (EPOLLHUP | EPOLLERR))) conn->framer.finish();
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+        if (revents & (EPOLLERR | EPOLLHUP)) conn->eof = true;
+      } else {
+        gone = true;  // reset by peer and the like
+      }
+    }
+    if (gone) {
+      close_connection(conn);
       return;
     }
+    after_io(conn);
+  }
 
-    if (conn->framer.has_line()) {
-      {
-        std::lock_guard lock(conns_mu);
-        conn->busy = true;
-      }
+  // The rest of a reply is pending: write what the peer takes now.
+  void on_writable(Connection* conn) {
+    std::string out;
+    {
+      std::lock_guard lock(conns_mu);
+      out.swap(conn->out);
+    }
+    size_t before = out.size();
+    SendResult r = send_now(conn->fd.get(), out);
+    if (r == SendResult::kFailed) {
+      close_connection(conn);
+      return;
+    }
+    bool pending = !out.empty();
+    {
+      std::lock_guard lock(conns_mu);
+      if (out.size() < before) conn->last_progress = Clock::now();
+      conn->out.swap(out);
+    }
+    if (pending) {
+      rearm(conn, EPOLLOUT);
+      return;
+    }
+    after_io(conn);
+  }
+
+  // Epoll thread, owning `conn` with nothing left to write: run its complete
+  // lines, or close it after EOF, or wait for more input.
+  void after_io(Connection* conn) {
+    bool has_line = false;
+    bool eof = false;
+    {
+      std::lock_guard lock(conns_mu);
+      has_line = conn->framer.has_line();
+      eof = conn->eof;
+      if (has_line) conn->busy = true;
+    }
+    if (has_line) {
       {
         std::lock_guard lock(jobs_mu);
         jobs.push_back(conn);
@@ -388,11 +482,11 @@ struct Server::Impl {
       jobs_cv.notify_one();
       return;
     }
-    if (conn->eof) {
+    if (eof) {
       close_connection(conn);  // gone mid-request, or done: either way, nothing to answer
       return;
     }
-    rearm(conn);
+    rearm(conn, EPOLLIN | EPOLLRDHUP);
   }
 
   void housekeeping() {
@@ -409,7 +503,12 @@ struct Server::Impl {
       std::lock_guard lock(conns_mu);
       for (auto it = conns.begin(); it != conns.end();) {
         Connection* c = it->first;
-        if (!c->busy && now - c->last_active > options.idle_timeout) {
+        // A reply the peer has not taken any of for write_timeout drops it; a
+        // connection with nothing to do is closed after idle_timeout.
+        bool expired =
+            !c->busy && (c->out.empty() ? now - c->last_active > options.idle_timeout
+                                        : now - c->last_progress > options.write_timeout);
+        if (expired) {
           ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, c->fd.get(), nullptr);
           idle.push_back(std::move(it->second));
           it = conns.erase(it);
@@ -419,29 +518,33 @@ struct Server::Impl {
       }
     }
     for (auto& c : idle) {
-      spdlog::debug("control: closing idle connection from pid {}", c->actor.pid);
+      spdlog::debug("control: closing {} connection from pid {}", c->out.empty() ? "idle" : "slow",
+                    c->actor.pid);
     }
     reap_watchers();
   }
 
   // --- connection ownership ----------------------------------------------
 
-  void rearm(Connection* conn) {
+  // Epoll thread: waits for `events` on a connection it owns.
+  void rearm(Connection* conn, uint32_t events) {
     epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+    ev.events = events | EPOLLONESHOT;
     ev.data.ptr = conn;
     if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_MOD, conn->fd.get(), &ev) != 0) {
       close_connection(conn);
     }
   }
 
-  // The caller owns `conn`. Worker side: hands it back to the epoll thread.
-  void release(Connection* conn) {
+  // The caller owns `conn`. Worker side: hands it back to the epoll thread, to
+  // read more (EPOLLIN) or to finish writing a reply (EPOLLOUT).
+  void release(Connection* conn, uint32_t events = EPOLLIN | EPOLLRDHUP) {
     std::lock_guard lock(conns_mu);
     conn->busy = false;
     conn->last_active = Clock::now();
+    conn->last_progress = conn->last_active;
     epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+    ev.events = events | EPOLLONESHOT;
     ev.data.ptr = conn;
     if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_MOD, conn->fd.get(), &ev) != 0) {
       conns.erase(conn);
@@ -493,10 +596,18 @@ struct Server::Impl {
     }
   }
 
-  // Runs every complete line of `conn` in order, then gives it back.
+  // Runs every complete line of `conn` in order, then gives it back. A reply the
+  // peer cannot take at once is left to the epoll thread to finish, and no more
+  // lines are run until it has: a client that does not read holds no worker, and
+  // holds at most one reply of memory.
   void serve(Connection* conn) {
-    while (auto line = conn->framer.next()) {
-      if (stopping) break;
+    while (!stopping) {
+      std::optional<LineFramer::Line> line;
+      {
+        std::lock_guard lock(conns_mu);
+        line = conn->framer.next();
+      }
+      if (!line) break;
       Dispatcher::Outcome out;
       if (line->too_long) {
         out.reply = error_reply(nullptr, code::kLineTooLong,
@@ -508,19 +619,38 @@ struct Server::Impl {
         out = dispatcher.handle_line(line->text, conn->actor);
       }
       if (out.stream) {
-        start_watch(conn, out.reply);
-        return;
+        if (!start_watch(conn, out.reply)) return;
+        continue;  // refused (too many streams): serve the next line
       }
-      if (!write_all(conn->fd.get(), to_line(out.reply), options.write_timeout)) {
-        close_connection(conn);
-        return;
-      }
+      if (!reply(conn, to_line(out.reply))) return;
     }
-    if (conn->eof || stopping) {
+    bool eof = false;
+    {
+      std::lock_guard lock(conns_mu);
+      eof = conn->eof;
+    }
+    if (eof || stopping) {
       close_connection(conn);
       return;
     }
     release(conn);
+  }
+
+  // Worker: writes what the peer takes now. True when all of it went; otherwise
+  // `conn` was handed to the epoll thread (to write the rest) or closed.
+  bool reply(Connection* conn, std::string data) {
+    SendResult r = send_now(conn->fd.get(), data);
+    if (r == SendResult::kSent) return true;
+    if (r == SendResult::kFailed) {
+      close_connection(conn);
+      return false;
+    }
+    {
+      std::lock_guard lock(conns_mu);
+      conn->out = std::move(data);
+    }
+    release(conn, EPOLLOUT);
+    return false;
   }
 
   // --- watch streams -------------------------------------------------------
@@ -532,39 +662,39 @@ struct Server::Impl {
     return n;
   }
 
-  void start_watch(Connection* conn, const nlohmann::json& ack) {
+  // Worker: turns `conn` into a watch stream with a thread of its own. True when
+  // the stream was refused and `conn` is still the caller's to serve.
+  bool start_watch(Connection* conn, const nlohmann::json& ack) {
     reap_watchers();
     if (watcher_count() >= options.max_watchers) {
-      auto reply = error_reply(
+      auto refusal = error_reply(
           ack.value("id", nlohmann::json()), code::kBusy,
           "too many watch streams (" + std::to_string(options.max_watchers) + "); retry later");
-      if (write_all(conn->fd.get(), to_line(reply), options.write_timeout)) {
-        release(conn);
-      } else {
-        close_connection(conn);
-      }
-      return;
+      return reply(conn, to_line(refusal));
     }
     // Subscribe before the ack, so that every event after the ack is seen.
     auto queue = events.subscribe();
-    if (!write_all(conn->fd.get(), to_line(ack), options.write_timeout)) {
-      events.unsubscribe(queue);
-      close_connection(conn);
-      return;
-    }
     UniqueFd fd = detach(conn);
     if (!fd) {
       events.unsubscribe(queue);
-      return;
+      return false;
     }
     std::lock_guard lock(watchers_mu);
-    Watcher& w = watchers.emplace_back();
-    w.thread = std::thread([this, &w, queue, fd = std::move(fd)]() mutable {
-      stream_events(fd, queue);
+    if (stopping) {
       events.unsubscribe(queue);
-      fd.reset();
+      return false;
+    }
+    Watcher& w = watchers.emplace_back();
+    w.fd = std::move(fd);
+    w.thread = std::thread([this, &w, queue, ack_line = to_line(ack)] {
+      // The ack is written here, not by the worker: a peer slow to read it holds
+      // this thread only.
+      if (write_all(w.fd.get(), ack_line, options.write_timeout)) stream_events(w.fd, queue);
+      events.unsubscribe(queue);
+      ::shutdown(w.fd.get(), SHUT_RDWR);  // the peer sees the end now; the fd closes when reaped
       w.done = true;
     });
+    return false;
   }
 
   // Until the peer hangs up (or the server stops): one event per line.

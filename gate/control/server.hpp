@@ -15,13 +15,22 @@
 // it belongs to the epoll thread; once a complete line is read it is handed to a
 // worker, which runs every complete line in order, writes each reply, and re-arms
 // it. A connection therefore runs at most one request at a time and its replies
-// come back in request order. Whoever owns a connection is the only one that may
-// close it; the connection table's mutex orders that with the idle reaper.
+// come back in request order. Every hand-over takes the connection table's mutex,
+// which orders the two owners' accesses (the one-shot re-arm alone would, but no
+// race detector can see that). Whoever owns a connection is the only one that may
+// close it; the same mutex orders that with the reaper.
+//
+// Replies never block a worker: what the peer's socket does not take at once is
+// kept (one reply at most) and written by the epoll thread as the peer reads, and
+// no further request of that connection runs until it has. So clients that send
+// and never read cost a descriptor and one reply of memory each, not a worker.
 //
 // Limits: lines over 1 MiB are answered with line_too_long and skipped; at most
 // max_connections are open (more are answered `busy` and closed); idle ones are
-// closed after idle_timeout; a reply that cannot be written within write_timeout
-// drops its connection. A peer that goes away mid-request is simply dropped.
+// closed after idle_timeout; a reply (or watch event) the peer takes nothing of
+// for write_timeout drops its connection. A peer that goes away mid-request is
+// simply dropped. A last request without its newline is run when the peer shuts
+// down its sending side (it can still read the reply), not when it hangs up.
 #pragma once
 
 #include <sys/types.h>
@@ -49,7 +58,7 @@ struct ServerOptions {
   size_t max_watchers = 64;
   int backlog = 512;
   std::chrono::milliseconds idle_timeout{30'000};
-  std::chrono::milliseconds write_timeout{10'000};
+  std::chrono::milliseconds write_timeout{2'000};
 };
 
 class Server {
@@ -63,7 +72,8 @@ class Server {
   // file nobody answers on, binds, chmods, listens and starts the threads.
   // Throws Error{io_error} naming the path and the reason.
   void start();
-  // Closes every connection and joins every thread; idempotent.
+  // Closes every connection (watch streams too, even one blocked writing to a
+  // peer that does not read) and joins every thread; idempotent.
   void stop();
 
   const std::string& socket_path() const noexcept;

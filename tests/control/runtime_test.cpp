@@ -379,6 +379,13 @@ TEST_F(ControlTest, DisconnectMidRequestIsDropped) {
   }
   for (int i = 0; i < 20; ++i) {
     Client c = h.client();
+    // A whole request but no newline, then a hang-up (not a half-close): nobody
+    // is left to read a reply, so it does not run.
+    c.send_raw("{\"id\":1,\"cmd\":\"turn\"}");
+    c.close();
+  }
+  for (int i = 0; i < 20; ++i) {
+    Client c = h.client();
     c.send_raw("{\"id\":1,\"cmd\":\"status\"}\n");
     c.close();  // gone before the reply
   }
@@ -392,6 +399,26 @@ TEST_F(ControlTest, HalfClosedClientStillGetsItsReply) {
   auto r = parse_line(c.read_line(5s).value());
   EXPECT_EQ(r["id"], 5);
   EXPECT_TRUE(r["ok"]);
+}
+
+// printf '{"cmd":"status"}' | nc -N -U sock: no newline, then EOF.
+TEST_F(ControlTest, LastRequestWithoutNewlineIsAnsweredAfterHalfClose) {
+  Client c = h.client();
+  c.send_raw("{\"id\":8,\"cmd\":\"status\"}\n{\"id\":9,\"cmd\":\"turn\"}");
+  ::shutdown(c.fd(), SHUT_WR);
+  auto first = parse_line(c.read_line(5s).value());
+  EXPECT_EQ(first["id"], 8);
+  EXPECT_TRUE(first["ok"]);
+  auto last = parse_line(c.read_line(5s).value());
+  EXPECT_EQ(last["id"], 9);
+  EXPECT_TRUE(last["ok"]) << last.dump();
+  EXPECT_THROW(c.read_line(5s), NoDaemon);  // and then the server closes
+  EXPECT_EQ(h.ok("status")["turn"], 1);
+
+  Client bad = h.client();
+  bad.send_raw("{\"id\":10,\"cmd\":");
+  ::shutdown(bad.fd(), SHUT_WR);
+  EXPECT_EQ(parse_line(bad.read_line(5s).value())["error"]["code"], "bad_json");
 }
 
 TEST_F(ControlTest, ThreeHundredConnectionsAtOnce) {
@@ -412,6 +439,86 @@ TEST_F(ControlTest, ThreeHundredConnectionsAtOnce) {
   }
   EXPECT_EQ(ok, kClients);
   EXPECT_TRUE(h.call("status")["ok"]);
+}
+
+// --- clients that do not read ---------------------------------------------------
+
+// Pipelines requests and reads no reply, until neither the server nor the socket
+// takes any more: the server then holds a reply it cannot write.
+void send_without_reading(int fd) {
+  std::string batch;
+  for (int i = 0; i < 200; ++i) batch += "{\"cmd\":\"status\"}\n";
+  size_t offset = 0;
+  int stalls = 0;
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (stalls < 20 && std::chrono::steady_clock::now() < deadline) {
+    ssize_t n =
+        ::send(fd, batch.data() + offset, batch.size() - offset, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      offset = (offset + static_cast<size_t>(n)) % batch.size();
+      stalls = 0;
+    } else {
+      ++stalls;
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+}
+
+TEST(ControlSlowClient, ClientsThatNeverReadHoldNoWorker) {
+  RuntimeOptions o;
+  o.write_timeout = 30s;  // long: a worker waiting on one of them would show
+  RuntimeHarness h(o);
+  h.start_task();
+  std::vector<Client> slow;
+  for (int i = 0; i < 6; ++i) {  // more than the 4 workers
+    slow.push_back(h.client());
+    send_without_reading(slow.back().fd());
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(h.ok("turn")["turn"], 1);
+  h.ok("grant", {{"reason", "still served"}});
+  EXPECT_EQ(h.ok("revoke")["revoked"], 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+}
+
+TEST(ControlSlowClient, ClientThatNeverReadsIsDropped) {
+  RuntimeOptions o;
+  o.write_timeout = 300ms;
+  RuntimeHarness h(o);
+  Client slow = h.client();
+  send_without_reading(slow.fd());
+  std::this_thread::sleep_for(2s);  // several write timeouts
+  // What was written can still be read, then the connection ends.
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  bool ended = false;
+  while (!ended && std::chrono::steady_clock::now() < deadline) {
+    try {
+      slow.read_line(1s);
+    } catch (const NoDaemon&) {
+      ended = true;
+    }
+  }
+  EXPECT_TRUE(ended) << "the server kept a client that read nothing for 2 s";
+  EXPECT_TRUE(h.call("status")["ok"]);
+}
+
+TEST(ControlSlowClient, StopDoesNotWaitForAWatcherThatNeverReads) {
+  RuntimeOptions o;
+  o.write_timeout = 30s;
+  RuntimeHarness h(o);
+  Client w = h.client();
+  ASSERT_TRUE(w.call("watch")["ok"]);
+  // Far more events than the socket buffers hold: the stream blocks writing.
+  // (Few and large, so that the gate's report queue drains long before stop().)
+  std::string padding(16 * 1024, 'p');
+  for (int i = 0; i < 300; ++i) {
+    h.runtime().gate().report_refusal(Op::kWrite, padding + "/" + std::to_string(i),
+                                      Caller{::getpid(), 1000, 1000}, DenyReason::kNoLease);
+  }
+  std::this_thread::sleep_for(2s);
+  auto t0 = std::chrono::steady_clock::now();
+  h.close();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
 }
 
 TEST(ControlSocket, LiveDaemonIsNotReplaced) {
