@@ -117,17 +117,29 @@ struct Runtime::Impl {
 
   ~Impl() { shutdown(); }
 
+  // Appends what has queued up as one batch (one write, one sync): a burst of
+  // events (a leased `git checkout` closing thousands of files) costs a few syncs,
+  // not one each.
   void audit_main() {
+    constexpr size_t kMaxBatch = 512;
+    std::vector<nlohmann::json> batch;
     while (true) {
       auto event = audit_queue->pop(std::chrono::milliseconds(500));
       if (!event) {
         if (audit_queue->closed()) return;
         continue;
       }
+      batch.clear();
+      batch.push_back(std::move(*event));
+      while (batch.size() < kMaxBatch) {
+        auto more = audit_queue->pop(std::chrono::milliseconds(0));
+        if (!more) break;
+        batch.push_back(std::move(*more));
+      }
       try {
-        audit.append(*event);
+        audit.append_batch(batch);
       } catch (const std::exception& e) {
-        spdlog::error("audit: could not append event {}: {}", event->value("type", "?"), e.what());
+        spdlog::error("audit: could not append {} event(s): {}", batch.size(), e.what());
       }
     }
   }
