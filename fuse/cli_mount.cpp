@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -152,6 +153,17 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   }
   try {
     gate::Runtime runtime(root_fd.get(), root, ro);
+    if (!cmd.foreground) {
+      // A detached daemon logs to .longrun/daemon.log (two files of 4 MiB at most);
+      // errors before it is ready still reach the terminal through the report.
+      try {
+        spdlog::set_default_logger(spdlog::rotating_logger_mt(
+            "leasefs", runtime.longrun_path("daemon.log"), size_t{4} << 20, 1));
+        spdlog::flush_on(spdlog::level::info);
+      } catch (const std::exception& e) {
+        spdlog::warn("no log file: {}", e.what());
+      }
+    }
     Filesystem fs(root_fd.get(), runtime.gate());
     MountOptions mo;
     mo.fsname = root;

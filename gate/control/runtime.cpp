@@ -208,6 +208,10 @@ Gate& Runtime::gate() noexcept {
   return impl_->gate;
 }
 
+std::string Runtime::longrun_path(std::string_view name) const {
+  return impl_->dir.path(name);
+}
+
 const std::string& Runtime::socket_path() const noexcept {
   return impl_->socket_path;
 }

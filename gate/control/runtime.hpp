@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gate/gate.hpp"
@@ -45,6 +46,9 @@ class Runtime {
 
   Gate& gate() noexcept;
   const std::string& socket_path() const noexcept;
+  // A path to `name` in the root's .longrun/ that reaches the tree underneath a
+  // mount (for the daemon's own log file).
+  std::string longrun_path(std::string_view name) const;
 
   // Binds the control socket and serves it on background threads; throws
   // Error{io_error} with a clear message when the socket cannot be created.

@@ -193,6 +193,8 @@ TEST_F(DaemonTest, StatusMdThroughTheMountFollowsRefusalGrantAndTurn) {
   auto r = leasefs({"mount", root, "--socket", sock});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string status = root + "/.longrun/status.md";  // read through the mount
+  // A detached daemon logs to .longrun/daemon.log, readable through the mount.
+  EXPECT_TRUE(eventually_contains(root + "/.longrun/daemon.log", "listening on " + sock));
   ControlClient c(sock);
   ASSERT_TRUE(c.call("start", {{"description", "status test"}}).value("ok", false));
 
