@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -19,6 +20,21 @@
 #include "gate/unique_fd.hpp"
 
 namespace leasefs::fuse {
+
+namespace {
+
+// Alive and not a zombie: a detached daemon that exited waits for the system's
+// init to reap it, which can take a while in containers.
+bool running(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+}  // namespace
 
 int run_unmount(const std::string& given) {
   std::string path = given;
@@ -52,7 +68,7 @@ int run_unmount(const std::string& given) {
   if (pid <= 0) return 0;
   ::kill(pid, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (::kill(pid, 0) == 0) {
+  while (running(pid)) {
     if (std::chrono::steady_clock::now() > deadline) {
       std::fprintf(stderr, "error: the daemon (pid %d) is still running after 10 s\n", pid);
       return 1;
