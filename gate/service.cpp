@@ -613,8 +613,9 @@ json Service::transition(TaskStatus to, const std::string& reason, const Actor& 
   TaskState next = state_;
   const TaskStatus from = next.status;
   set_status(next, to, reason.empty() ? "by uid " + std::to_string(actor.uid) : reason, now_ms());
-  if (is_terminal(to)) {
+  if (is_terminal(to) && !memory_.find_by_ref(task_end_ref(next.task_id))) {
     // Memory learns that the task ended, so that its checkpoints never bring it back.
+    // (Already there when an earlier attempt saved it but could not commit.)
     memory_.save(
         {"task_end",
          "Task " + next.task_id + " " + std::string(to_string(to)) + ": " + next.description,
