@@ -50,6 +50,7 @@ std::vector<MountEntry> read_mounts() {
     while (ss >> field && field != "-") {
     }
     MountEntry e;
+    e.device = dev;
     ss >> e.fstype >> e.source;
     e.mount_point = unescape(mp);
     e.source = unescape(e.source);

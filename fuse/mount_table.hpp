@@ -11,6 +11,7 @@ struct MountEntry {
   std::string mount_point;
   std::string fstype;  // "fuse.leasefs"
   std::string source;  // the root path (fsname)
+  std::string device;  // "major:minor"; for FUSE the minor names the connection
 };
 
 std::vector<MountEntry> read_mounts();

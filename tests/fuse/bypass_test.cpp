@@ -393,7 +393,56 @@ INSTANTIATE_TEST_SUITE_P(RootAndNobody, BypassRevokedFd, ::testing::Values(false
 // daemon only as WRITE requests at writeback (msync, munmap, periodic flush).
 // Those WRITE requests are gated like any other write: with no lease at
 // writeback time the bytes never reach the backing file.
+//
+// The mapping lives in a child process. The FUSE server runs in this test
+// process, and munmap waits for writeback while holding its process's mmap lock:
+// in one process, a server thread that needs that lock (a page fault, an
+// allocator mapping memory) would deadlock with it.
 // ---------------------------------------------------------------------------
+
+// A child that runs in lockstep with the test through two pipes.
+class Lockstep {
+ public:
+  explicit Lockstep(const std::function<int(Lockstep&)>& body) {
+    if (::pipe2(up_, O_CLOEXEC) != 0 || ::pipe2(down_, O_CLOEXEC) != 0)
+      throw std::runtime_error("pipe");
+    pid_ = ::fork();
+    if (pid_ == 0) ::_exit(body(*this) & 0xff);
+  }
+  ~Lockstep() {
+    if (pid_ > 0) join(5);
+    for (int fd : {up_[0], up_[1], down_[0], down_[1]}) ::close(fd);
+  }
+  // Child side.
+  void tell(char c) { (void)!::write(up_[1], &c, 1); }
+  char await() { return read_one(down_[0]); }
+  // Test side.
+  char await_child() { return read_one(up_[0]); }
+  void go(char c = 'g') { (void)!::write(down_[1], &c, 1); }
+  // The child's exit code; -1 if it had to be killed after `timeout_s`.
+  int join(int timeout_s) {
+    int status = 0;
+    for (int i = 0; i < timeout_s * 100; ++i) {
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      ::usleep(10'000);
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return -1;
+  }
+
+ private:
+  static char read_one(int fd) {
+    char c = 0;
+    return ::read(fd, &c, 1) == 1 ? c : '?';
+  }
+  int up_[2]{}, down_[2]{};
+  pid_t pid_ = -1;
+};
 
 TEST(Bypass, SharedMmapStoresAfterRevokeNeverReachTheBackingFile) {
   MountedFs fs;
@@ -401,25 +450,29 @@ TEST(Bypass, SharedMmapStoresAfterRevokeNeverReachTheBackingFile) {
   const std::string f = fs.mnt() + "/f";
   const std::string content = read_file(fs.backing() + "/f");
   fs.grant();
-  gate::UniqueFd fd(::open(f.c_str(), O_RDWR | O_CLOEXEC));
-  ASSERT_TRUE(fd) << strerror(errno);
-  void* mem = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-  if (mem == MAP_FAILED) {
-    // Writable shared mappings of leased files are refused outright: also fine.
-    EXPECT_EQ(errno, ENODEV);
-    GTEST_SKIP() << "MAP_SHARED|PROT_WRITE refused: " << strerror(errno);
-  }
+  Lockstep child([&](Lockstep& step) {
+    gate::UniqueFd fd(::open(f.c_str(), O_RDWR | O_CLOEXEC));
+    void* mem =
+        fd ? ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0) : MAP_FAILED;
+    step.tell(mem == MAP_FAILED ? 'x' : 'm');
+    if (mem == MAP_FAILED) return 2;
+    step.await();  // revoked
+    std::memcpy(mem, "MMAP", 4);
+    const int sync_rc = ::msync(mem, 4096, MS_SYNC);
+    step.tell(sync_rc != 0 && errno == EACCES ? 'r' : 'w');
+    step.await();  // granted again
+    ::munmap(mem, 4096);
+    return 0;
+  });
+  ASSERT_EQ(child.await_child(), 'm') << "the child could not map the file";
   fs.revoke();
-  std::memcpy(mem, "MMAP", 4);
-  const int sync_rc = ::msync(mem, 4096, MS_SYNC);
-  const int sync_errno = errno;
-  EXPECT_EQ(read_file(fs.backing() + "/f"), content) << "msync rc " << sync_rc;
-  EXPECT_NE(sync_rc, 0);
-  EXPECT_EQ(sync_errno, EACCES);
+  child.go();
+  EXPECT_EQ(child.await_child(), 'r') << "msync after the revoke was not refused with EACCES";
+  EXPECT_EQ(read_file(fs.backing() + "/f"), content);
   // A later lease does not carry the refused stores to the file either.
   fs.grant();
-  ::munmap(mem, 4096);
-  fd.reset();
+  child.go();
+  EXPECT_EQ(child.join(60), 0);
   EXPECT_EQ(read_file(fs.backing() + "/f"), content);
   // Known limitation, not a write to the tree: the kernel keeps the refused
   // stores in its (clean) cached page after the failed writeback, so reads
@@ -436,16 +489,27 @@ TEST(Bypass, SharedMmapDeferredStoresNeedALeaseCoveringTheFileAtWriteback) {
   const std::string f = fs.mnt() + "/f";
   const std::string content = read_file(fs.backing() + "/f");
   fs.grant();
-  gate::UniqueFd fd(::open(f.c_str(), O_RDWR | O_CLOEXEC));
-  ASSERT_TRUE(fd);
-  void* mem = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-  ASSERT_NE(mem, MAP_FAILED);
+  Lockstep child([&](Lockstep& step) {
+    gate::UniqueFd fd(::open(f.c_str(), O_RDWR | O_CLOEXEC));
+    void* mem =
+        fd ? ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0) : MAP_FAILED;
+    step.tell(mem == MAP_FAILED ? 'x' : 'm');
+    if (mem == MAP_FAILED) return 2;
+    step.await();  // revoked
+    std::memcpy(mem, "LATE", 4);
+    step.tell('s');
+    step.await();  // a lease for other paths only
+    ::munmap(mem, 4096);
+    return 0;
+  });
+  ASSERT_EQ(child.await_child(), 'm') << "the child could not map the file";
   fs.revoke();
-  std::memcpy(mem, "LATE", 4);
+  child.go();
+  ASSERT_EQ(child.await_child(), 's');
   EXPECT_EQ(read_file(fs.backing() + "/f"), content);
   fs.publish(leased(3, {"other/**"}));
-  ::munmap(mem, 4096);
-  fd.reset();
+  child.go();
+  EXPECT_EQ(child.join(60), 0);
   EXPECT_EQ(read_file(fs.backing() + "/f"), content);
 }
 

@@ -1,6 +1,7 @@
 #include "tests/support/mounted_fs.hpp"
 
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <vector>
+
+#include "fuse/mount_table.hpp"
 
 namespace leasefs::test {
 
@@ -30,6 +33,24 @@ void remove_tree(const std::string& dir) {
   std::error_code ec;
   stdfs::remove_all(dir, ec);
 }
+
+namespace {
+
+// Aborting a FUSE connection fails every request still waiting on it, so a thread
+// stuck in the kernel on this mount (and with it the process's exit) comes free.
+void abort_fuse_connection(const std::string& mnt) {
+  auto entry = fuse::leasefs_mount_at(mnt);
+  if (!entry) return;
+  const std::string connection = entry->device.substr(entry->device.find(':') + 1);
+  const char* fusectl = "/sys/fs/fuse/connections";
+  const std::string abort_file = std::string(fusectl) + "/" + connection + "/abort";
+  if (::access(abort_file.c_str(), W_OK) != 0) {
+    ::mount("fusectl", fusectl, "fusectl", 0, nullptr);
+  }
+  std::ofstream(abort_file) << "1";
+}
+
+}  // namespace
 
 struct MountedFs::Watchdog {
   std::mutex mu;
@@ -59,8 +80,11 @@ MountedFs::MountedFs(MountedFsOptions options) {
   watchdog_ = std::thread([dog = dog_, mnt = mnt_, secs = options.watchdog_s] {
     std::unique_lock lock(dog->mu);
     if (dog->cv.wait_for(lock, std::chrono::seconds(secs), [&] { return dog->done; })) return;
-    // The test hung: leave no dead mount behind, then end the process.
-    fprintf(stderr, "watchdog: test exceeded %d s, unmounting %s\n", secs, mnt.c_str());
+    // The test hung: free whatever waits on the mount, leave no dead mount behind,
+    // then end the process.
+    fprintf(stderr, "watchdog: test exceeded %d s, aborting and unmounting %s\n", secs,
+            mnt.c_str());
+    abort_fuse_connection(mnt);
     RunOptions o;
     o.timeout_s = 10;
     run_argv({"fusermount3", "-uz", mnt}, o);
