@@ -9,14 +9,7 @@ namespace leasefs::memory {
 IdempotencyStore::IdempotencyStore(const std::string& db_path, SqliteDb::Options options)
     : db_(open_database(db_path, options)) {}
 
-std::optional<nlohmann::json> IdempotencyStore::lookup(std::string_view key) {
-  auto stored = lookup_for(key, {});
-  if (!stored) return std::nullopt;
-  return std::move(stored->reply);
-}
-
-std::optional<StoredReply> IdempotencyStore::lookup_for(std::string_view key,
-                                                        std::string_view command) {
+std::optional<StoredReply> IdempotencyStore::lookup(std::string_view key) {
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare("SELECT command, reply_json FROM idempotency WHERE key = ?");
   stmt.bind(1, key);
@@ -28,7 +21,6 @@ std::optional<StoredReply> IdempotencyStore::lookup_for(std::string_view key,
     throw MemoryError("idempotency: stored reply for key '" + std::string(key) + "' in " +
                       db_.path() + " is not JSON");
   }
-  stored.command_matches = command.empty() || stored.command == command;
   return stored;
 }
 

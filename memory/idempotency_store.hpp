@@ -16,7 +16,6 @@ namespace leasefs::memory {
 struct StoredReply {
   std::string command;  // the command the key was first used with
   nlohmann::json reply;
-  bool command_matches = true;  // false when looked up for a different command
 };
 
 class IdempotencyStore {
@@ -26,12 +25,9 @@ class IdempotencyStore {
       : IdempotencyStore(db_path, SqliteDb::Options{}) {}
   IdempotencyStore(const std::string& db_path, SqliteDb::Options options);
 
-  // The reply remembered under key, whatever command it was for.
-  std::optional<nlohmann::json> lookup(std::string_view key);
-
-  // The reply remembered under key, with command_matches telling whether the
-  // key was first used for this command (a reused key is the caller's error).
-  std::optional<StoredReply> lookup_for(std::string_view key, std::string_view command);
+  // The reply remembered under key and the command it was for (a key reused for
+  // another command is the caller's error to report).
+  std::optional<StoredReply> lookup(std::string_view key);
 
   // Remembers the reply for key. The first reply stays: remembering a key
   // again changes nothing.

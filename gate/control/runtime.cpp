@@ -42,7 +42,7 @@ class StoreMemo final : public control::ReplyMemo {
  public:
   explicit StoreMemo(memory::IdempotencyStore& store) : store_(store) {}
   std::optional<Entry> lookup(const std::string& key) override {
-    auto stored = store_.lookup_for(key, {});
+    auto stored = store_.lookup(key);
     if (!stored) return std::nullopt;
     nlohmann::json& body = stored->reply;
     if (body.is_object() && body.contains("reply") && body.contains("request_hash") &&

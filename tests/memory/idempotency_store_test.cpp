@@ -12,34 +12,29 @@ using nlohmann::json;
 TEST(IdempotencyStore, UnknownKeyIsEmpty) {
   IdempotencyStore store(":memory:");
   EXPECT_FALSE(store.lookup("k1"));
-  EXPECT_FALSE(store.lookup_for("k1", "grant"));
 }
 
 TEST(IdempotencyStore, RemembersTheReply) {
   IdempotencyStore store(":memory:");
   const json reply = {{"grant_id", "G_0001"}, {"turn", 3}, {"reason", "한국어도 돼요"}};
   store.remember("k1", "grant", reply);
-  EXPECT_EQ(store.lookup("k1"), reply);
+  EXPECT_EQ(store.lookup("k1")->reply, reply);
 }
 
 TEST(IdempotencyStore, FirstReplyStays) {
   IdempotencyStore store(":memory:");
   store.remember("k1", "grant", json{{"n", 1}});
   store.remember("k1", "grant", json{{"n", 2}});
-  EXPECT_EQ(store.lookup("k1"), (json{{"n", 1}}));
+  EXPECT_EQ(store.lookup("k1")->reply, (json{{"n", 1}}));
 }
 
-TEST(IdempotencyStore, ReusedKeyForAnotherCommandIsDetectable) {
+TEST(IdempotencyStore, TheCommandIsKeptWithTheReply) {
   IdempotencyStore store(":memory:");
   store.remember("k1", "grant", json{{"n", 1}});
-  const auto same = store.lookup_for("k1", "grant");
-  ASSERT_TRUE(same);
-  EXPECT_TRUE(same->command_matches);
-  const auto other = store.lookup_for("k1", "checkpoint");
-  ASSERT_TRUE(other);
-  EXPECT_FALSE(other->command_matches);
-  EXPECT_EQ(other->command, "grant");
-  EXPECT_EQ(other->reply, (json{{"n", 1}}));
+  const auto stored = store.lookup("k1");
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->command, "grant");
+  EXPECT_EQ(stored->reply, (json{{"n", 1}}));
 }
 
 TEST(IdempotencyStore, PersistsAcrossReopen) {
@@ -50,7 +45,7 @@ TEST(IdempotencyStore, PersistsAcrossReopen) {
     store.remember("ckpt-42", "checkpoint", json{{"checkpoint_id", "C_0042"}});
   }
   IdempotencyStore store(path);
-  const auto stored = store.lookup_for("ckpt-42", "checkpoint");
+  const auto stored = store.lookup("ckpt-42");
   ASSERT_TRUE(stored);
   EXPECT_EQ(stored->reply["checkpoint_id"], "C_0042");
 }
