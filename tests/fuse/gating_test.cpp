@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "tests/support/mounted_fs.hpp"
@@ -165,7 +167,15 @@ TEST(GateReports, WriteClosedAfterLeasedWrite) {
   ::mkdir((fs.backing() + "/src").c_str(), 0755);
   auto r = fs.sh("printf 12345 > src/b.c");
   ASSERT_TRUE(r.ok()) << r.output;
-  fs.stop();  // every release has been processed
+  // The kernel sends RELEASE after close(2) has returned: wait for it.
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard lock(sink.mu);
+      if (!sink.closed.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  fs.stop();
   fs.gate().set_sink(nullptr);
   std::lock_guard lock(sink.mu);
   ASSERT_EQ(sink.closed.size(), 1u);
