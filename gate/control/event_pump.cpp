@@ -1,7 +1,6 @@
 #include "gate/control/event_pump.hpp"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +8,7 @@
 #include <memory>
 
 #include "gate/service.hpp"
+#include "memory/sha256.hpp"
 
 namespace leasefs::gate::control {
 
@@ -124,41 +124,13 @@ json GateEventPump::write_closed_event(const WriteClosed& c, uint64_t hash_limit
     event["sha256_skipped"] = "size";
     return event;
   }
-  std::string digest = sha256_fd(c.content.get());
+  std::string digest = memory::sha256_hex_fd(c.content.get());
   if (digest.empty()) {
     event["sha256_skipped"] = "read_failed";
   } else {
     event["sha256"] = std::move(digest);
   }
   return event;
-}
-
-std::string sha256_fd(int fd) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return {};
-  char buf[64 * 1024];
-  off_t offset = 0;
-  while (true) {
-    ssize_t n = ::pread(fd, buf, sizeof(buf), offset);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return {};
-    }
-    if (n == 0) break;
-    if (EVP_DigestUpdate(ctx.get(), buf, static_cast<size_t>(n)) != 1) return {};
-    offset += n;
-  }
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), md, &len) != 1) return {};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(len * 2);
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 0xf]);
-  }
-  return out;
 }
 
 }  // namespace leasefs::gate::control

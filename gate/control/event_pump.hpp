@@ -63,8 +63,4 @@ class GateEventPump final : public GateEventSink {
   std::thread worker_;
 };
 
-// SHA-256 of everything readable from `fd` (from offset 0), lower-case hex;
-// empty on a read error.
-std::string sha256_fd(int fd);
-
 }  // namespace leasefs::gate::control
