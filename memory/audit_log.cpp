@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "memory/clock.hpp"
+#include "memory/json_text.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/schema.hpp"
 #include "memory/sha256.hpp"
@@ -25,13 +26,9 @@ using nlohmann::json;
 
 const std::string kZeroHash(64, '0');
 
-std::string dump(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 std::string canonical(std::uint64_t seq, std::int64_t ts_ms, const json& event,
                       const std::string& prev) {
-  return dump(json{{"seq", seq}, {"ts_ms", ts_ms}, {"event", event}, {"prev", prev}});
+  return json_text(json{{"seq", seq}, {"ts_ms", ts_ms}, {"event", event}, {"prev", prev}});
 }
 
 [[noreturn]] void throw_errno(std::string_view what, const std::string& path) {
@@ -197,11 +194,11 @@ std::vector<AuditRecord> AuditLog::append_batch(const std::vector<json>& events)
     record.seq = ++seq;
     record.ts_ms = now_ms();
     record.hash = sha256_hex(canonical(record.seq, record.ts_ms, event, prev));
-    lines += dump(json{{"seq", record.seq},
-                       {"ts_ms", record.ts_ms},
-                       {"event", event},
-                       {"prev", prev},
-                       {"hash", record.hash}});
+    lines += json_text(json{{"seq", record.seq},
+                            {"ts_ms", record.ts_ms},
+                            {"event", event},
+                            {"prev", prev},
+                            {"hash", record.hash}});
     lines += '\n';
     prev = record.hash;
     records.push_back(std::move(record));

@@ -1,6 +1,7 @@
 #include "memory/idempotency_store.hpp"
 
 #include "memory/clock.hpp"
+#include "memory/json_text.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/schema.hpp"
 
@@ -30,8 +31,7 @@ void IdempotencyStore::remember(std::string_view key, std::string_view command,
   auto stmt = db_.prepare(
       "INSERT INTO idempotency (key, command, reply_json, created_ms) VALUES (?, ?, ?, ?) "
       "ON CONFLICT (key) DO NOTHING");
-  stmt.bind_all(key, command, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                now_ms());
+  stmt.bind_all(key, command, json_text(reply), now_ms());
   stmt.run();
 }
 

@@ -1,6 +1,7 @@
 #include "memory/ledger.hpp"
 
 #include "memory/clock.hpp"
+#include "memory/json_text.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/record_id.hpp"
 #include "memory/schema.hpp"
@@ -16,10 +17,6 @@ constexpr std::string_view kRequestColumns =
 
 constexpr std::string_view kEntryColumns =
     "seq, kind, task_id, turn, actor_uid, subject_id, text, detail_json, created_ms";
-
-std::string dump(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 RequestState parse_state(const std::string& text) {
   if (text == "pending") return RequestState::pending;
@@ -107,7 +104,7 @@ LedgerEntry Ledger::append(LedgerEntry entry) {
       "INSERT INTO ledger (kind, task_id, turn, actor_uid, subject_id, text, detail_json, "
       "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq");
   stmt.bind_all(entry.kind, entry.task_id, entry.turn, static_cast<std::int64_t>(entry.actor_uid),
-                entry.subject_id, entry.text, dump(entry.detail), entry.created_ms);
+                entry.subject_id, entry.text, json_text(entry.detail), entry.created_ms);
   if (!stmt.step()) throw MemoryError("ledger: insert returned no row on " + db_.path());
   entry.seq = stmt.column_int64(0);
   stmt.run();
@@ -162,7 +159,7 @@ Request Ledger::create_request(std::string_view task_id, std::int64_t turn, std:
         "INSERT INTO requests (seq, id, task_id, turn, reason, paths_json, requester_uid, state, "
         "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)");
     insert.bind_all(seq, request.id, request.task_id, request.turn, request.reason,
-                    dump(json(request.paths)), static_cast<std::int64_t>(requester_uid),
+                    json_text(json(request.paths)), static_cast<std::int64_t>(requester_uid),
                     request.created_ms);
     insert.run();
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "memory/clock.hpp"
+#include "memory/json_text.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/record_id.hpp"
 #include "memory/schema.hpp"
@@ -203,8 +204,7 @@ Record SqliteMemoryStore::save(const NewRecord& record) {
     auto insert = db_.prepare(
         "INSERT INTO records (seq, id, type, title, content, keywords_json, keywords, task_id, "
         "ref, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    insert.bind_all(seq, saved.id, saved.type, saved.title, saved.content,
-                    keywords_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+    insert.bind_all(seq, saved.id, saved.type, saved.title, saved.content, json_text(keywords_json),
                     join(saved.keywords, " "), saved.task_id);
     if (saved.ref.empty()) {
       insert.bind_null(9);
