@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
-#include "gate/control/client.hpp"
-#include "gate/control/runtime.hpp"
-#include "gate/unique_fd.hpp"
+#include "base/unique_fd.hpp"
+#include "daemon/runtime.hpp"
+#include "protocol/client.hpp"
 
 using namespace leasefs::gate;
 using namespace leasefs::gate::control;
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   std::string tmp = ::mkdtemp(tmpl);
   std::string root = tmp + "/root";
   std::filesystem::create_directories(root);
-  UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  leasefs::base::UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   RuntimeOptions options;
   options.socket_path = tmp + "/ctl.sock";
   {

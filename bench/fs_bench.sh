@@ -18,8 +18,8 @@ for tool in fio bindfs bc python3; do
 done
 MOUNT_BIN=$(find "$BUILD" -name leasefs_bench_mount -type f -perm -u+x | head -1)
 [ -x "$MOUNT_BIN" ] || { echo "leasefs_bench_mount not found under $BUILD" >&2; exit 2; }
-LEASEFS="$BUILD/fuse/leasefs"
-LEASECTL="$BUILD/gate/leasectl"
+LEASEFS="$BUILD/daemon/leasefs"
+LEASECTL="$BUILD/leasectl/leasectl"
 [ -x "$LEASEFS" ] && [ -x "$LEASECTL" ] || { echo "leasefs/leasectl not built under $BUILD" >&2; exit 2; }
 if [ "${FS_BENCH_QUICK:-0}" = 1 ]; then
   SIZE=${FS_BENCH_SIZE:-128m}; FILES=${FS_BENCH_FILES:-2000}; RUNTIME=${FS_BENCH_RUNTIME:-3}

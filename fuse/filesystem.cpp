@@ -23,8 +23,8 @@ struct stat stat_fd(int fd) {
   return st;
 }
 
-UniqueFd dup_path_fd(int fd) {
-  UniqueFd out(::openat(fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+base::UniqueFd dup_path_fd(int fd) {
+  base::UniqueFd out(::openat(fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!out) throw std::system_error(errno, std::generic_category(), "reopen root");
   return out;
 }
@@ -70,7 +70,7 @@ int Filesystem::lookup(Inode& parent, const char* name, fuse_entry_param* e) {
   *e = fuse_entry_param{};
   const bool is_protected = child_protected(parent, name);
   e->attr_timeout = e->entry_timeout = timeout_for(is_protected);
-  UniqueFd fd(::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  base::UniqueFd fd(::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) return -errno;
   if (::fstatat(fd.get(), "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return -errno;
   Inode* inode = table_.acquire(std::move(fd), e->attr, is_protected);

@@ -35,7 +35,7 @@ struct FsOptions {
 
 // One open file. fh in fuse_file_info is its address.
 struct FileHandle {
-  UniqueFd fd;
+  base::UniqueFd fd;
   Inode* inode = nullptr;
   bool writable = false;
   std::string path;      // relative to the root as opened (writable handles); for the

@@ -2,7 +2,7 @@
 
 namespace leasefs::fuse {
 
-Inode* InodeTable::acquire(UniqueFd fd, const struct stat& st, bool is_protected) {
+Inode* InodeTable::acquire(base::UniqueFd fd, const struct stat& st, bool is_protected) {
   std::lock_guard lock(mu_);
   auto [it, inserted] = inodes_.try_emplace(Key{st.st_dev, st.st_ino});
   if (inserted) it->second = std::make_unique<Inode>(std::move(fd), st, is_protected);

@@ -17,14 +17,14 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "gate/unique_fd.hpp"
+#include "base/unique_fd.hpp"
 
 namespace leasefs::fuse {
 
-using gate::UniqueFd;
+using base::UniqueFd;
 
 struct Inode {
-  Inode(UniqueFd fd_in, const struct stat& st, bool is_protected)
+  Inode(base::UniqueFd fd_in, const struct stat& st, bool is_protected)
       : fd(std::move(fd_in)),
         dev(st.st_dev),
         ino(st.st_ino),
@@ -33,7 +33,7 @@ struct Inode {
   Inode(const Inode&) = delete;
   Inode& operator=(const Inode&) = delete;
 
-  const UniqueFd fd;  // O_PATH | O_NOFOLLOW | O_CLOEXEC on the backing file
+  const base::UniqueFd fd;  // O_PATH | O_NOFOLLOW | O_CLOEXEC on the backing file
   const dev_t dev;
   const ino_t ino;
   const mode_t type;  // S_IFMT bits; a file never changes type
@@ -51,7 +51,7 @@ class InodeTable {
  public:
   // Finds or adds the inode for `st`, taking one lookup reference. `fd` is kept
   // for a new inode and closed otherwise.
-  Inode* acquire(UniqueFd fd, const struct stat& st, bool is_protected);
+  Inode* acquire(base::UniqueFd fd, const struct stat& st, bool is_protected);
   // Drops `n` lookup references; the inode (and its fd) goes away at zero.
   void forget(Inode* inode, uint64_t n);
   size_t size() const;

@@ -2,7 +2,7 @@
 // sizes, with a small line limit so the over-long path is hit often), then every
 // framed line through the request parser and the reply encoder. Nothing may
 // crash, hang, leak or buffer more than the limit; the parser may only throw
-// gate::Error.
+// Error.
 //
 // Build and run (clang only): fuzz/run.sh 60
 //   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DLEASEFS_FUZZ=ON
@@ -13,10 +13,11 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "gate/control/request.hpp"
-#include "gate/error.hpp"
+#include "base/error.hpp"
+#include "protocol/command_registry.hpp"
+#include "protocol/request.hpp"
 
-using leasefs::gate::Error;
+using leasefs::Error;
 using namespace leasefs::gate::control;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -35,18 +36,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (auto line = framer.next()) {
       if (line->too_long) {
         if (!line->text.empty()) std::abort();
-        (void)to_line(error_reply(nullptr, code::kLineTooLong, "too long"));
+        (void)to_line(error_reply(nullptr, leasefs::Errc::kLineTooLong, "too long"));
         continue;
       }
       if (line->text.size() > kLimit) std::abort();
       nlohmann::json id;
       try {
         Request req = parse_request(line->text, &id);
-        if (!is_command(req.cmd)) std::abort();
+        if (!find_command_spec(req.cmd)) std::abort();
         if (!req.args.is_object()) std::abort();
         (void)to_line(ok_reply(req.id, req.args));
       } catch (const Error& e) {
-        (void)to_line(error_reply(id, e.code(), e.what()));
+        (void)to_line(error_reply(id, e.errc(), e.what()));
       }
     }
   }

@@ -6,7 +6,7 @@ namespace leasefs::gate {
 
 std::string process_name(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/comm";
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return "?";
   char buf[64];
   ssize_t n = ::read(fd.get(), buf, sizeof buf);
@@ -20,7 +20,7 @@ Gate::Gate() : cell_(std::make_unique<const GateSnapshot>()) {}
 
 Verdict Gate::check(Op op, std::string_view path, const Caller& caller) const noexcept {
   auto snap = cell_.read();
-  Decision d = decide(*snap, op, path, caller, now_ms());
+  Decision d = decide(*snap, op, path, caller, base::now_ms());
   Verdict v{d.allowed, d.reason, {}};
   if (d.grant) v.grant_id = d.grant->id;
   return v;
@@ -45,7 +45,7 @@ void Gate::set_sink(GateEventSink* sink) noexcept {
 void Gate::report_refusal(Op op, std::string_view path, const Caller& caller,
                           DenyReason reason) noexcept {
   try {
-    const int64_t now = now_ms();
+    const int64_t now = base::now_ms();
     uint64_t count = 1;
     {
       std::string key =

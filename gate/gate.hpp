@@ -10,10 +10,10 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "base/clock.hpp"
+#include "base/unique_fd.hpp"
 #include "gate/decision.hpp"
 #include "gate/snapshot_cell.hpp"
-#include "gate/unique_fd.hpp"
-#include "memory/clock.hpp"
 
 namespace leasefs::gate {
 
@@ -32,7 +32,7 @@ struct WriteClosed {
   uint64_t bytes_written = 0;
   std::string grant_id;  // the grant the file was opened under
   Caller caller;
-  UniqueFd content;  // read-only fd on the file underneath, for hashing; may be empty
+  base::UniqueFd content;  // read-only fd on the file underneath, for hashing; may be empty
 };
 
 // Implemented by the control plane. Called from filesystem threads: must not block
@@ -91,7 +91,7 @@ class Gate {
   int64_t last_sweep_ms_ = 0;
 };
 
-using memory::now_ms;  // wall clock, milliseconds since the epoch
+using base::now_ms;  // wall clock, milliseconds since the epoch
 std::string process_name(pid_t pid);
 
 }  // namespace leasefs::gate

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "gate/error.hpp"
+#include "base/error.hpp"
 
 namespace leasefs::gate {
 
@@ -62,7 +62,7 @@ void check_transition(TaskStatus from, TaskStatus to) {
   std::string msg =
       "cannot go from " + std::string(to_string(from)) + " to " + std::string(to_string(to));
   if (is_terminal(from)) msg += ": " + std::string(to_string(from)) + " is terminal";
-  throw Error(code::kInvalidTransition, msg);
+  throw Error(Errc::kInvalidTransition, msg);
 }
 
 }  // namespace leasefs::gate

@@ -13,11 +13,11 @@
 #include <unordered_set>
 #include <vector>
 
-#include "memory/clock.hpp"
-#include "memory/json_text.hpp"
+#include "base/clock.hpp"
+#include "base/json_text.hpp"
+#include "base/sha256.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/schema.hpp"
-#include "memory/sha256.hpp"
 
 namespace leasefs::memory {
 namespace {
@@ -28,7 +28,7 @@ const std::string kZeroHash(64, '0');
 
 std::string canonical(std::uint64_t seq, std::int64_t ts_ms, const json& event,
                       const std::string& prev) {
-  return json_text(json{{"seq", seq}, {"ts_ms", ts_ms}, {"event", event}, {"prev", prev}});
+  return base::json_text(json{{"seq", seq}, {"ts_ms", ts_ms}, {"event", event}, {"prev", prev}});
 }
 
 [[noreturn]] void throw_errno(std::string_view what, const std::string& path) {
@@ -142,10 +142,10 @@ AuditLog::AuditLog(std::string log_path, const std::string& db_path, Options opt
 }
 
 void AuditLog::open_and_continue() {
-  fd_ = UniqueFd(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640));
+  fd_ = base::UniqueFd(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640));
   if (!fd_) throw_errno("open", path_);
 
-  UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  base::UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (!reader) throw_errno("open", path_);
   struct stat st {};
   if (::fstat(reader.get(), &st) != 0) throw_errno("stat", path_);
@@ -192,13 +192,13 @@ std::vector<AuditRecord> AuditLog::append_batch(const std::vector<json>& events)
   for (const json& event : events) {
     AuditRecord record;
     record.seq = ++seq;
-    record.ts_ms = now_ms();
-    record.hash = sha256_hex(canonical(record.seq, record.ts_ms, event, prev));
-    lines += json_text(json{{"seq", record.seq},
-                            {"ts_ms", record.ts_ms},
-                            {"event", event},
-                            {"prev", prev},
-                            {"hash", record.hash}});
+    record.ts_ms = base::now_ms();
+    record.hash = base::sha256_hex(canonical(record.seq, record.ts_ms, event, prev));
+    lines += base::json_text(json{{"seq", record.seq},
+                                  {"ts_ms", record.ts_ms},
+                                  {"event", event},
+                                  {"prev", prev},
+                                  {"hash", record.hash}});
     lines += '\n';
     prev = record.hash;
     records.push_back(std::move(record));
@@ -235,7 +235,7 @@ std::size_t AuditLog::count() {
 
 VerifyResult AuditLog::verify() {
   std::lock_guard lock(mutex_);
-  UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  base::UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (!reader) throw_errno("open", path_);
   const std::string data = read_all(reader.get(), path_);
   const std::optional<Anchor> anchor = read_anchor(db_);
@@ -277,7 +277,7 @@ VerifyResult AuditLog::verify() {
                  "line " + std::to_string(line_no) + " is not a well-formed audit record");
     }
     const ParsedLine& rec = *parsed[i];
-    if (sha256_hex(canonical(rec.seq, rec.ts_ms, rec.event, rec.prev)) != rec.hash) {
+    if (base::sha256_hex(canonical(rec.seq, rec.ts_ms, rec.event, rec.prev)) != rec.hash) {
       return bad(records, line_no, "edited",
                  "record seq " + std::to_string(rec.seq) + " on line " + std::to_string(line_no) +
                      " does not match its hash: its content was changed");

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "base/unique_fd.hpp"
 #include "memory/sqlite_db.hpp"
-#include "memory/unique_fd.hpp"
 
 namespace leasefs::memory {
 
@@ -80,7 +80,7 @@ class AuditLog {
   std::string path_;
   Options options_;
   SqliteDb db_;
-  UniqueFd fd_;
+  base::UniqueFd fd_;
   std::uint64_t last_seq_ = 0;
   std::string last_hash_;
 };

@@ -1,7 +1,7 @@
 #include "memory/idempotency_store.hpp"
 
-#include "memory/clock.hpp"
-#include "memory/json_text.hpp"
+#include "base/clock.hpp"
+#include "base/json_text.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/schema.hpp"
 
@@ -31,7 +31,7 @@ void IdempotencyStore::remember(std::string_view key, std::string_view command,
   auto stmt = db_.prepare(
       "INSERT INTO idempotency (key, command, reply_json, created_ms) VALUES (?, ?, ?, ?) "
       "ON CONFLICT (key) DO NOTHING");
-  stmt.bind_all(key, command, json_text(reply), now_ms());
+  stmt.bind_all(key, command, base::json_text(reply), base::now_ms());
   stmt.run();
 }
 

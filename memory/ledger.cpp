@@ -1,7 +1,7 @@
 #include "memory/ledger.hpp"
 
-#include "memory/clock.hpp"
-#include "memory/json_text.hpp"
+#include "base/clock.hpp"
+#include "base/json_text.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/record_id.hpp"
 #include "memory/schema.hpp"
@@ -83,28 +83,28 @@ std::string_view to_string(RequestState state) {
   return "unknown";
 }
 
-std::string_view error_code(DecisionError error) {
+Errc errc_of(DecisionError error) noexcept {
   switch (error) {
     case DecisionError::not_found:
-      return "not_found";
+      return Errc::kNotFound;
     case DecisionError::already_decided:
-      return "already_decided";
+      return Errc::kAlreadyDecided;
     case DecisionError::stale:
-      return "stale_request";
+      return Errc::kStaleRequest;
   }
-  return "unknown";
+  return Errc::kInternal;
 }
 
 Ledger::Ledger(const std::string& db_path, SqliteDb::Options options)
     : db_(open_database(db_path, options)) {}
 
 LedgerEntry Ledger::append(LedgerEntry entry) {
-  if (entry.created_ms == 0) entry.created_ms = now_ms();
+  if (entry.created_ms == 0) entry.created_ms = base::now_ms();
   auto stmt = db_.prepare(
       "INSERT INTO ledger (kind, task_id, turn, actor_uid, subject_id, text, detail_json, "
       "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq");
   stmt.bind_all(entry.kind, entry.task_id, entry.turn, static_cast<std::int64_t>(entry.actor_uid),
-                entry.subject_id, entry.text, json_text(entry.detail), entry.created_ms);
+                entry.subject_id, entry.text, base::json_text(entry.detail), entry.created_ms);
   if (!stmt.step()) throw MemoryError("ledger: insert returned no row on " + db_.path());
   entry.seq = stmt.column_int64(0);
   stmt.run();
@@ -154,12 +154,12 @@ Request Ledger::create_request(std::string_view task_id, std::int64_t turn, std:
     request.reason = reason;
     request.paths = paths;
     request.requester_uid = requester_uid;
-    request.created_ms = now_ms();
+    request.created_ms = base::now_ms();
     auto insert = db_.prepare(
         "INSERT INTO requests (seq, id, task_id, turn, reason, paths_json, requester_uid, state, "
         "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)");
     insert.bind_all(seq, request.id, request.task_id, request.turn, request.reason,
-                    json_text(json(request.paths)), static_cast<std::int64_t>(requester_uid),
+                    base::json_text(json(request.paths)), static_cast<std::int64_t>(requester_uid),
                     request.created_ms);
     insert.run();
 
@@ -183,7 +183,7 @@ DecisionOutcome Ledger::decide(std::string_view request_id, Decision decision,
   const std::string_view new_state = decision == Decision::approve ? "approved" : "rejected";
   std::lock_guard lock(mutex_);
   return db_.transaction([&] {
-    const std::int64_t decided_ms = now_ms();
+    const std::int64_t decided_ms = base::now_ms();
     auto update = db_.prepare(
         "UPDATE requests SET state = ?, decided_by = ?, decision_reason = ?, decided_ms = ? "
         "WHERE id = ? AND state = 'pending' AND turn = ? AND task_id = ?");

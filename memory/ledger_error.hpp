@@ -3,11 +3,11 @@
 #pragma once
 
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "base/error.hpp"
 #include "memory/ledger_types.hpp"
 
 namespace leasefs::memory {
@@ -18,17 +18,16 @@ enum class DecisionError {
   stale,            // the request belongs to another turn than the current one
 };
 
-// The stable code a client sees: "not_found", "already_decided", "stale_request".
-std::string_view error_code(DecisionError error);
+// The wire code a client sees: not_found, already_decided, stale_request.
+Errc errc_of(DecisionError error) noexcept;
 
-class LedgerError : public std::runtime_error {
+class LedgerError : public Error {
  public:
   LedgerError(DecisionError error, const std::string& message,
               std::optional<Request> request = std::nullopt)
-      : std::runtime_error(message), error_(error), request_(std::move(request)) {}
+      : Error(errc_of(error), message), error_(error), request_(std::move(request)) {}
 
   DecisionError error() const { return error_; }
-  std::string_view code() const { return error_code(error_); }
   // The request as stored (for already_decided: with the existing decision).
   const std::optional<Request>& request() const { return request_; }
 

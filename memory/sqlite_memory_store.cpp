@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
-#include "memory/clock.hpp"
-#include "memory/json_text.hpp"
+#include "base/clock.hpp"
+#include "base/json_text.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/record_id.hpp"
 #include "memory/schema.hpp"
@@ -198,14 +198,14 @@ Record SqliteMemoryStore::save(const NewRecord& record) {
     saved.keywords = record.keywords;
     saved.task_id = record.task_id;
     saved.ref = record.ref;
-    saved.created_ms = now_ms();
+    saved.created_ms = base::now_ms();
 
     const nlohmann::json keywords_json = saved.keywords;
     auto insert = db_.prepare(
         "INSERT INTO records (seq, id, type, title, content, keywords_json, keywords, task_id, "
         "ref, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    insert.bind_all(seq, saved.id, saved.type, saved.title, saved.content, json_text(keywords_json),
-                    join(saved.keywords, " "), saved.task_id);
+    insert.bind_all(seq, saved.id, saved.type, saved.title, saved.content,
+                    base::json_text(keywords_json), join(saved.keywords, " "), saved.task_id);
     if (saved.ref.empty()) {
       insert.bind_null(9);
     } else {

@@ -5,16 +5,16 @@
 
 #include <map>
 
-#include "gate/control/commands.hpp"
-#include "gate/event_bus.hpp"
+#include "control/commands.hpp"
 #include "gate/gate.hpp"
-#include "gate/longrun_dir.hpp"
-#include "gate/service.hpp"
-#include "gate/state_store.hpp"
 #include "harness.hpp"
 #include "memory/ledger.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/sqlite_memory_store.hpp"
+#include "service/event_bus.hpp"
+#include "service/longrun_dir.hpp"
+#include "service/service.hpp"
+#include "service/state_store.hpp"
 
 namespace leasefs::gate::control {
 namespace {
@@ -80,7 +80,7 @@ class DispatcherTest : public ::testing::Test {
   Actor person_{200, 0, 0, true};
 
   test::TempDir tmp_;
-  UniqueFd root_fd_;
+  base::UniqueFd root_fd_;
   std::unique_ptr<LongrunDir> dir_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<memory::SqliteMemoryStore> memory_;
@@ -158,7 +158,7 @@ TEST_F(DispatcherTest, GrantAcceptsOpsAsStringOrArrayAndTtlFormats) {
   auto b = run("grant", {{"reason", "b"}, {"ops", {"rename"}}, {"ttl", 30}}, person_);
   ASSERT_TRUE(b.value("ok", false)) << b.dump();
   EXPECT_EQ(b["result"]["grant"]["ops"], json({"rename"}));
-  int64_t issued_window = b["result"]["grant"]["expires_ms"].get<int64_t>() - now_ms();
+  int64_t issued_window = b["result"]["grant"]["expires_ms"].get<int64_t>() - base::now_ms();
   EXPECT_GT(issued_window, 25'000);
   EXPECT_LE(issued_window, 30'000);
 }
@@ -263,7 +263,7 @@ TEST_F(DispatcherTest, MemoryFailuresBecomeMemoryError) {
   Gate gate;
   EventBus bus;
   test::TempDir other;
-  UniqueFd fd(::open(other.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd fd(::open(other.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   LongrunDir dir(fd.get(), other.path());
   StateStore store(dir);
   Service service(store, broken, nullptr, gate, bus);

@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "gate/control/client.hpp"
-#include "gate/control/runtime.hpp"
-#include "gate/unique_fd.hpp"
+#include "base/unique_fd.hpp"
+#include "daemon/runtime.hpp"
+#include "protocol/client.hpp"
 
 namespace leasefs::gate::control::test {
 
@@ -95,7 +95,7 @@ class RuntimeHarness {
   std::string root_;
   std::string sock_dir_;
   RuntimeOptions options_;
-  UniqueFd root_fd_;
+  base::UniqueFd root_fd_;
   std::unique_ptr<Runtime> runtime_;
 };
 

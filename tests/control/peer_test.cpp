@@ -1,6 +1,6 @@
 // Peer credentials: supplementary groups come from the socket (SO_PEERGROUPS),
 // as they were at connect time, not from /proc.
-#include "gate/control/peer.hpp"
+#include "control/peer.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "gate/unique_fd.hpp"
+#include "base/unique_fd.hpp"
 
 namespace leasefs::gate::control {
 namespace {
@@ -26,7 +26,7 @@ std::vector<gid_t> own_groups() {
 TEST(ControlPeer, GroupsComeFromTheSocket) {
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  UniqueFd a(sv[0]), b(sv[1]);
+  base::UniqueFd a(sv[0]), b(sv[1]);
   auto groups = peer_groups(a.get());
   ASSERT_TRUE(groups) << "SO_PEERGROUPS: " << std::strerror(errno);
   std::sort(groups->begin(), groups->end());
@@ -36,7 +36,7 @@ TEST(ControlPeer, GroupsComeFromTheSocket) {
 TEST(ControlPeer, ActorFromPeerCredentials) {
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  UniqueFd a(sv[0]), b(sv[1]);
+  base::UniqueFd a(sv[0]), b(sv[1]);
   ApproverPolicy nobody;
   nobody.owner_uid = ::geteuid() + 1;
   auto actor = peer_actor(a.get(), nobody);

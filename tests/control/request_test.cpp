@@ -1,9 +1,11 @@
-#include "gate/control/request.hpp"
+#include "protocol/request.hpp"
 
 #include <gtest/gtest.h>
 
-#include "gate/control/commands.hpp"
-#include "gate/error.hpp"
+#include "base/error.hpp"
+#include "control/commands.hpp"
+#include "protocol/arg_text.hpp"
+#include "protocol/command_registry.hpp"
 
 namespace leasefs::gate::control {
 namespace {
@@ -12,7 +14,7 @@ std::string code_of(std::string_view line, nlohmann::json* id = nullptr) {
   try {
     parse_request(line, id);
   } catch (const Error& e) {
-    return e.code();
+    return std::string(e.code());
   }
   return "ok";
 }
@@ -92,13 +94,13 @@ TEST(RequestParse, IdIsKeptForErrorReplies) {
 TEST(Replies, Shapes) {
   auto ok = ok_reply(7, {{"turn", 3}});
   EXPECT_EQ(to_line(ok), "{\"id\":7,\"ok\":true,\"result\":{\"turn\":3}}\n");
-  auto err = error_reply(nullptr, "bad_json", "nope");
+  auto err = error_reply(nullptr, Errc::kBadJson, "nope");
   EXPECT_EQ(to_line(err),
             "{\"error\":{\"code\":\"bad_json\",\"message\":\"nope\"},\"id\":null,\"ok\":false}\n");
 }
 
 TEST(Replies, InvalidUtf8IsReplacedNotThrown) {
-  auto err = error_reply(nullptr, "x", std::string("bad \xff byte"));
+  auto err = error_reply(nullptr, Errc::kInternal, std::string("bad \xff byte"));
   EXPECT_NO_THROW(to_line(err));
 }
 
@@ -186,12 +188,14 @@ TEST(Durations, Units) {
 }
 
 TEST(CommandTable, EveryProtocolCommandHasAHandler) {
-  for (auto name : command_names()) {
-    const Command* c = find_command(name);
-    ASSERT_NE(c, nullptr) << name;
-    EXPECT_NE(c->handler, nullptr) << name;
+  for (const auto& spec : command_registry()) {
+    const Command* c = find_command(spec.name);
+    ASSERT_NE(c, nullptr) << spec.name;
+    EXPECT_NE(c->handler, nullptr) << spec.name;
+    EXPECT_EQ(c->mutating, spec.mutating) << spec.name;
+    EXPECT_EQ(c->streams, spec.streams) << spec.name;
   }
-  EXPECT_EQ(command_table().size(), command_names().size());
+  EXPECT_EQ(command_table().size(), command_registry().size());
 }
 
 TEST(CommandTable, MutatingFlags) {

@@ -9,10 +9,10 @@
 #include <thread>
 #include <vector>
 
-#include "gate/control/request.hpp"
-#include "gate/error.hpp"
+#include "base/error.hpp"
 #include "gate/gate.hpp"
 #include "harness.hpp"
+#include "protocol/request.hpp"
 
 namespace leasefs::gate::control::test {
 namespace {
@@ -189,7 +189,7 @@ TEST_F(ControlTest, RefusalsAndClosedWritesBecomeEvents) {
   closed.path = "hello.txt";
   closed.bytes_written = 6;
   closed.grant_id = "G_0001";
-  closed.content = UniqueFd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  closed.content = base::UniqueFd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   h.runtime().gate().report_write_closed(std::move(closed));
 
   json refusal, written;
@@ -223,7 +223,7 @@ TEST(ControlHashLimit, LargeFilesAreNotHashed) {
   { std::ofstream(file) << "more than four bytes"; }
   WriteClosed closed;
   closed.path = "big.txt";
-  closed.content = UniqueFd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  closed.content = base::UniqueFd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   h.runtime().gate().report_write_closed(std::move(closed));
   auto e = parse_line(w.read_line(5s).value());
   EXPECT_EQ(e["type"], "write_closed");
@@ -526,7 +526,7 @@ TEST(ControlSocket, LiveDaemonIsNotReplaced) {
   RuntimeOptions o;
   o.socket_path = a.socket();
   TempDir other_root;
-  UniqueFd fd(::open(other_root.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd fd(::open(other_root.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   Runtime b(fd.get(), other_root.path(), o);
   try {
     b.start_control();
@@ -542,7 +542,7 @@ TEST(ControlSocket, StaleSocketIsReplaced) {
   TempDir tmp;
   std::string path = tmp.path() + "/stale.sock";
   {
-    UniqueFd s(::socket(AF_UNIX, SOCK_STREAM, 0));
+    base::UniqueFd s(::socket(AF_UNIX, SOCK_STREAM, 0));
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strcpy(addr.sun_path, path.c_str());

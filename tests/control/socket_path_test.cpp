@@ -1,4 +1,4 @@
-#include "gate/control/socket_path.hpp"
+#include "protocol/socket_path.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

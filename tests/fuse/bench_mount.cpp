@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   for (int i = 3; i < argc; ++i) {
     if (std::strcmp(argv[i], "--xattr-enosys") == 0) fo.xattr_enosys = true;
   }
-  gate::UniqueFd root(::open(argv[1], O_PATH | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd root(::open(argv[1], O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root) {
     std::perror(argv[1]);
     return 1;

@@ -451,7 +451,7 @@ TEST(Bypass, SharedMmapStoresAfterRevokeNeverReachTheBackingFile) {
   const std::string content = read_file(fs.backing() + "/f");
   fs.grant();
   Lockstep child([&](Lockstep& step) {
-    gate::UniqueFd fd(::open(f.c_str(), O_RDWR | O_CLOEXEC));
+    base::UniqueFd fd(::open(f.c_str(), O_RDWR | O_CLOEXEC));
     void* mem =
         fd ? ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0) : MAP_FAILED;
     step.tell(mem == MAP_FAILED ? 'x' : 'm');
@@ -490,7 +490,7 @@ TEST(Bypass, SharedMmapDeferredStoresNeedALeaseCoveringTheFileAtWriteback) {
   const std::string content = read_file(fs.backing() + "/f");
   fs.grant();
   Lockstep child([&](Lockstep& step) {
-    gate::UniqueFd fd(::open(f.c_str(), O_RDWR | O_CLOEXEC));
+    base::UniqueFd fd(::open(f.c_str(), O_RDWR | O_CLOEXEC));
     void* mem =
         fd ? ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0) : MAP_FAILED;
     step.tell(mem == MAP_FAILED ? 'x' : 'm');
@@ -518,7 +518,7 @@ TEST(Bypass, SharedMmapOfReadOnlyDescriptorCannotWrite) {
   seed(fs, "mkdir .longrun; echo '{}' > .longrun/state.json; echo data > f; chmod 666 f");
   fs.grant();
   for (const char* name : {"/f", "/.longrun/state.json"}) {
-    gate::UniqueFd fd(::open((fs.mnt() + name).c_str(), O_RDONLY | O_CLOEXEC));
+    base::UniqueFd fd(::open((fs.mnt() + name).c_str(), O_RDONLY | O_CLOEXEC));
     ASSERT_TRUE(fd);
     EXPECT_EQ(::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0), MAP_FAILED);
     EXPECT_EQ(errno, EACCES);
@@ -763,7 +763,7 @@ TEST_F(BypassScoped, NameEndingInDeletedIsNotMistakenForTheUnlinkedFile) {
 // file is now, not by the name it was opened under.
 TEST_F(BypassScoped, DescriptorFollowsItsFileAcrossRenames) {
   fs_.publish(leased(1));
-  gate::UniqueFd fd(::open((fs_.mnt() + "/docs/x").c_str(), O_RDWR | O_CLOEXEC));
+  base::UniqueFd fd(::open((fs_.mnt() + "/docs/x").c_str(), O_RDWR | O_CLOEXEC));
   ASSERT_TRUE(fd);
   ASSERT_EQ(::rename((fs_.mnt() + "/docs/x").c_str(), (fs_.mnt() + "/src/moved").c_str()), 0);
   // Turn 2 grants docs/** only: the file is src/moved now, out of scope.
@@ -789,7 +789,7 @@ TEST_F(BypassScoped, DescriptorFollowsItsFileAcrossRenames) {
 // Opened in scope, moved out of it: the rename itself needs both ends.
 TEST_F(BypassScoped, OpenInScopeThenRenameOutIsRefused) {
   fs_.publish(leased(1, {"src/**"}));
-  gate::UniqueFd fd(::open((fs_.mnt() + "/src/a.c").c_str(), O_RDWR | O_CLOEXEC));
+  base::UniqueFd fd(::open((fs_.mnt() + "/src/a.c").c_str(), O_RDWR | O_CLOEXEC));
   ASSERT_TRUE(fd);
   EXPECT_NE(::rename((fs_.mnt() + "/src/a.c").c_str(), (fs_.mnt() + "/docs/a.c").c_str()), 0);
   EXPECT_EQ(errno, EACCES);

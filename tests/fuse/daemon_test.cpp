@@ -12,7 +12,7 @@
 #include <fstream>
 #include <thread>
 
-#include "fuse/mount_table.hpp"
+#include "daemon/mount_table.hpp"
 #include "tests/support/control_client.hpp"
 #include "tests/support/mounted_fs.hpp"
 

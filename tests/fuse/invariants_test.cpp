@@ -72,9 +72,9 @@ TEST(Invariants, I6_DescriptorOpenedUnderLeaseCannotWriteAfterRevoke) {
   MountedFs fs;
   fs.grant();
   const std::string path = fs.mnt() + "/f";
-  gate::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  base::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
   ASSERT_TRUE(fd) << strerror(errno);
-  gate::UniqueFd src(::open((fs.mnt() + "/f").c_str(), O_RDONLY | O_CLOEXEC));
+  base::UniqueFd src(::open((fs.mnt() + "/f").c_str(), O_RDONLY | O_CLOEXEC));
   ASSERT_EQ(::write(fd.get(), "leased\n", 7), 7);
 
   fs.revoke();
@@ -110,7 +110,7 @@ TEST(Invariants, I6_DescriptorOpenedUnderLeaseCannotWriteAfterRevoke) {
 TEST(Invariants, I6_RevocationIsImmediateForWritesInFlight) {
   MountedFs fs;
   fs.grant();
-  gate::UniqueFd fd(::open((fs.mnt() + "/log").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+  base::UniqueFd fd(::open((fs.mnt() + "/log").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
   ASSERT_TRUE(fd);
 
   struct Entry {

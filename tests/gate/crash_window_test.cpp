@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "gate/error.hpp"
-#include "gate/failpoint.hpp"
-#include "gate/service.hpp"
+#include "base/error.hpp"
+#include "base/failpoint.hpp"
 #include "memory/sqlite_memory_store.hpp"
+#include "service/service.hpp"
 #include "temp_root.hpp"
 
 namespace leasefs::gate {
@@ -72,7 +72,7 @@ TEST_P(CrashWindow, I7_CrashLeavesLastGoodStateAndOneCheckpointAfterRetry) {
     d.service.grant({"go ahead", {}, kAllOps, std::nullopt}, kPerson);
     task = d.service.state().task_id;
   }
-  ASSERT_EQ(checkpoint_in_child(root, GetParam()), kFailpointExitCode);
+  ASSERT_EQ(checkpoint_in_child(root, GetParam()), base::kFailpointExitCode);
 
   // The last good state: still in progress, no checkpoint recorded, and readable.
   Daemon d(root);

@@ -1,12 +1,12 @@
-#include "gate/service.hpp"
+#include "service/service.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
+#include "base/error.hpp"
 #include "fake_memory.hpp"
-#include "gate/checkpoint_text.hpp"
-#include "gate/error.hpp"
+#include "service/checkpoint_text.hpp"
 #include "temp_root.hpp"
 
 namespace leasefs::gate {

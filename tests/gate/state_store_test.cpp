@@ -1,11 +1,11 @@
-#include "gate/state_store.hpp"
+#include "service/state_store.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
-#include "gate/error.hpp"
+#include "base/error.hpp"
 #include "temp_root.hpp"
 
 namespace leasefs::gate {
@@ -110,7 +110,7 @@ TEST(LongrunDir, I4_SecondOwnerOfTheSameRootIsRefusedByName) {
       LongrunDir second(root.fd(), root.path());
       msg = "acquired";
     } catch (const Error& e) {
-      msg = e.code() + ": " + e.what();
+      msg = std::string(e.code()) + ": " + e.what();
     }
     (void)!::write(pipefd[1], msg.data(), msg.size());
     ::_exit(0);

@@ -5,7 +5,7 @@
 #include <set>
 #include <utility>
 
-#include "gate/error.hpp"
+#include "base/error.hpp"
 
 namespace leasefs::gate {
 namespace {

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "gate/unique_fd.hpp"
+#include "base/unique_fd.hpp"
 
 namespace leasefs::testing {
 
@@ -41,7 +41,7 @@ class TempRoot {
 
  private:
   std::string path_;
-  gate::UniqueFd fd_;
+  base::UniqueFd fd_;
 };
 
 }  // namespace leasefs::testing

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <thread>
 
-#include "memory/sha256.hpp"
+#include "base/sha256.hpp"
 #include "temp_dir.hpp"
 
 namespace leasefs::memory {
@@ -86,7 +86,7 @@ TEST_F(AuditLogTest, LinesAreChainedAsDocumented) {
                      {"ts_ms", first["ts_ms"]},
                      {"event", first["event"]},
                      {"prev", first["prev"]}};
-  EXPECT_EQ(first["hash"], sha256_hex(body.dump()));
+  EXPECT_EQ(first["hash"], base::sha256_hex(body.dump()));
 }
 
 TEST_F(AuditLogTest, EditedRecordIsDetected) {
@@ -108,7 +108,7 @@ TEST_F(AuditLogTest, RehashedEditIsDetected) {
   auto lines = read_lines();
   json record = json::parse(lines[1]);
   record["event"]["op"] = "unlink";
-  record["hash"] = sha256_hex(json{
+  record["hash"] = base::sha256_hex(json{
       {"seq", record["seq"]},
       {"ts_ms", record["ts_ms"]},
       {"event", record["event"]},

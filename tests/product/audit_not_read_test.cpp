@@ -8,9 +8,9 @@
 #include <fstream>
 
 #include "../control/harness.hpp"
-#include "gate/service.hpp"
 #include "memory/ledger.hpp"
 #include "memory/sqlite_memory_store.hpp"
+#include "service/service.hpp"
 
 namespace leasefs::gate::control::test {
 namespace {
@@ -36,7 +36,7 @@ class AccessWatch {
   }
 
  private:
-  UniqueFd fd_;
+  base::UniqueFd fd_;
 };
 
 void checkpointed_task(RuntimeHarness& h) {
@@ -68,7 +68,7 @@ TEST(AuditIsEvidence, RecoverNeverReadsTheAuditLog) {
   std::filesystem::remove(longrun + "state.json");
   AccessWatch watch(longrun + "audit.jsonl");
 
-  UniqueFd root(::open(h.root().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd root(::open(h.root().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   LongrunDir dir(root.get(), h.root());
   StateStore store(dir);
   memory::SqliteMemoryStore memory(dir.path("memory.db"));

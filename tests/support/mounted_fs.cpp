@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "fuse/mount_table.hpp"
+#include "daemon/mount_table.hpp"
 
 namespace leasefs::test {
 

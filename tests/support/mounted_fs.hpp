@@ -54,7 +54,7 @@ class MountedFs {
  private:
   std::string base_, backing_, mnt_;
   gate::Gate gate_;
-  gate::UniqueFd root_fd_;
+  base::UniqueFd root_fd_;
   std::unique_ptr<fuse::Filesystem> fs_;
   std::unique_ptr<fuse::Session> session_;
   std::thread loop_;

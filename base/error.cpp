@@ -1,0 +1,54 @@
+#include "base/error.hpp"
+
+#include <array>
+#include <utility>
+
+namespace leasefs {
+
+namespace {
+
+constexpr std::array<std::pair<Errc, std::string_view>, 25> kNames{{
+    {Errc::kInvalidTransition, "invalid_transition"},
+    {Errc::kStateCorrupt, "state_corrupt"},
+    {Errc::kRootLocked, "root_locked"},
+    {Errc::kNoTask, "no_task"},
+    {Errc::kTaskExists, "task_exists"},
+    {Errc::kNotInProgress, "not_in_progress"},
+    {Errc::kCheckpointWriteFailed, "checkpoint_write_failed"},
+    {Errc::kNoPendingCheckpoint, "no_pending_checkpoint"},
+    {Errc::kPendingCheckpoint, "pending_checkpoint"},
+    {Errc::kNotFound, "not_found"},
+    {Errc::kInvalidArgument, "invalid_argument"},
+    {Errc::kForbidden, "forbidden"},
+    {Errc::kStaleLease, "stale_lease"},
+    {Errc::kStaleRequest, "stale_request"},
+    {Errc::kAlreadyDecided, "already_decided"},
+    {Errc::kMemoryError, "memory_error"},
+    {Errc::kIoError, "io_error"},
+    {Errc::kBadJson, "bad_json"},
+    {Errc::kBadRequest, "bad_request"},
+    {Errc::kUnknownCommand, "unknown_command"},
+    {Errc::kLineTooLong, "line_too_long"},
+    {Errc::kInternal, "internal"},
+    {Errc::kBusy, "busy"},
+    {Errc::kIdempotencyConflict, "idempotency_conflict"},
+    {Errc::kAuditBroken, "audit_broken"},
+}};
+
+}  // namespace
+
+std::string_view wire_name(Errc code) noexcept {
+  for (const auto& [c, name] : kNames) {
+    if (c == code) return name;
+  }
+  return "internal";
+}
+
+std::optional<Errc> errc_from_wire(std::string_view name) noexcept {
+  for (const auto& [c, n] : kNames) {
+    if (n == name) return c;
+  }
+  return std::nullopt;
+}
+
+}  // namespace leasefs

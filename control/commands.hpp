@@ -1,0 +1,102 @@
+// The command table: every protocol command by name, whether it changes state
+// (and so honours an idempotency key), and the handler that turns its JSON
+// arguments into a typed call on the Service. The table is explicit: a command
+// that is not listed here does not exist.
+//
+// Handlers throw; Dispatcher turns every exception into an error reply, so one
+// bad request never takes a connection or the daemon down.
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gate/actor.hpp"
+#include "protocol/request.hpp"
+
+namespace leasefs::gate {
+class Service;
+}
+
+namespace leasefs::gate::control {
+
+// What handlers reach: the service, and the audit log's chain check.
+struct CommandContext {
+  Service* service = nullptr;
+  // Returns {"ok":bool, ...}; an {"ok":false} answer becomes Error{audit_broken}.
+  std::function<nlohmann::json()> audit_verify;
+};
+
+using Handler = nlohmann::json (*)(CommandContext& ctx, const nlohmann::json& args,
+                                   const Actor& actor);
+
+struct Command {
+  std::string_view name;
+  bool mutating = false;
+  bool streams = false;  // the reply is followed by a stream of events (watch)
+  Handler handler = nullptr;
+};
+
+const std::vector<Command>& command_table();
+const Command* find_command(std::string_view name) noexcept;
+
+// Remembers the replies of mutating commands by idempotency key, across restarts.
+// The Dispatcher scopes keys to the caller ("<uid>:<key>"), so one caller's key
+// never replays another caller's reply, and stores a fingerprint of the request
+// (command and arguments) so that a key reused for a different request is refused
+// instead of answered with a reply that was not for it.
+class ReplyMemo {
+ public:
+  struct Entry {
+    std::string command;
+    std::string request_hash;  // request_fingerprint() of the request; empty if unknown
+    nlohmann::json reply;      // without "id"
+  };
+  virtual ~ReplyMemo() = default;
+  virtual std::optional<Entry> lookup(const std::string& key) = 0;
+  virtual void remember(const std::string& key, const std::string& command,
+                        const std::string& request_hash, const nlohmann::json& reply) = 0;
+};
+
+// SHA-256 (hex) of a request's command and arguments, independent of the order in
+// which the arguments were written.
+std::string request_fingerprint(std::string_view cmd, const nlohmann::json& args);
+
+// The memo key of `key` sent by `actor`: keys are per caller uid.
+std::string scoped_idempotency_key(const Actor& actor, std::string_view key);
+
+// The error reply for the exception being handled (call inside a catch block):
+// Error keeps its code, a ledger refusal its code, memory failures become
+// memory_error, anything else internal.
+nlohmann::json reply_for_current_exception(const nlohmann::json& id);
+
+class Dispatcher {
+ public:
+  struct Outcome {
+    nlohmann::json reply;
+    bool stream = false;  // ok reply to a streaming command: start streaming after it
+  };
+
+  Dispatcher(CommandContext ctx, ReplyMemo* memo) : ctx_(std::move(ctx)), memo_(memo) {}
+
+  // One line in, one reply out. Never throws (except std::bad_alloc's cousins
+  // it cannot report).
+  Outcome handle_line(std::string_view line, const Actor& actor) noexcept;
+  Outcome dispatch(const Request& request, const Actor& actor) noexcept;
+
+ private:
+  nlohmann::json run(const Command& command, const Request& request, const Actor& actor);
+
+  CommandContext ctx_;
+  ReplyMemo* memo_;
+  // Serializes keyed mutating commands so that two concurrent requests with one
+  // key cannot both miss the memo and both run. The Service serializes commands
+  // anyway, so this costs nothing real.
+  std::mutex keyed_mu_;
+};
+
+}  // namespace leasefs::gate::control

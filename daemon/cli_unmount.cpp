@@ -1,0 +1,81 @@
+// `leasefs unmount PATH`: unmount, then make sure the daemon that served it is gone.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "base/unique_fd.hpp"
+#include "daemon/cli.hpp"
+#include "daemon/mount_table.hpp"
+#include "service/longrun_dir.hpp"
+
+namespace leasefs::fuse {
+
+namespace {
+
+// Alive and not a zombie: a detached daemon that exited waits for the system's
+// init to reap it, which can take a while in containers.
+bool running(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+}  // namespace
+
+int run_unmount(const std::string& given) {
+  std::string path = given;
+  if (char buf[PATH_MAX]; ::realpath(given.c_str(), buf)) {
+    path = buf;
+  } else if (!given.empty() && given[0] != '/') {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd)) path = std::string(cwd) + "/" + given;
+  }
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  if (!leasefs_mount_at(path)) {
+    std::fprintf(stderr, "error: %s is not a leasefs mount\n", path.c_str());
+    return 1;
+  }
+  // statfs always reaches the daemon (stat may be answered from the attr cache).
+  struct statfs sfs {};
+  if (::statfs(path.c_str(), &sfs) != 0 && errno == ENOTCONN) {
+    std::fprintf(stderr, "note: %s was a dead mount (its daemon had ended); cleared\n",
+                 path.c_str());
+    return fusermount({"-uz"}, path) ? 0 : 1;
+  }
+  pid_t pid = 0;
+  {
+    base::UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (fd) pid = gate::LongrunDir::lock_holder(fd.get());
+  }
+  if (!fusermount({"-u"}, path) && !fusermount({"-uz"}, path)) {
+    std::fprintf(stderr, "error: cannot unmount %s\n", path.c_str());
+    return 1;
+  }
+  if (pid <= 0) return 0;
+  ::kill(pid, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (running(pid)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "error: the daemon (pid %d) is still running after 10 s\n", pid);
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+
+}  // namespace leasefs::fuse

@@ -1,0 +1,43 @@
+// leasefs: the daemon. `mount` serves one root, `unmount` stops it, `demo` tells
+// the whole story.
+#include <CLI/CLI.hpp>
+#include <cstring>
+
+#include "daemon/cli.hpp"
+#include "daemon/demo.hpp"
+
+int main(int argc, char** argv) {
+  using namespace leasefs::fuse;
+  if (argc >= 2 && std::strcmp(argv[1], "demo") == 0) return run_demo(argc - 1, argv + 1);
+
+  CLI::App app{"leasefs: a write-gating filesystem for coding agents"};
+  app.require_subcommand(1);
+  app.add_subcommand("demo", "the whole story, end to end, in a temporary directory");
+
+  MountCommand m;
+  auto* mount = app.add_subcommand("mount", "serve ROOT, mounted over itself or at MOUNTPOINT");
+  mount->add_option("ROOT", m.root, "the project directory")->required();
+  mount->add_option("MOUNTPOINT", m.mountpoint, "where to mount (default: over ROOT)");
+  mount->add_option("--socket", m.socket, "control socket path");
+  mount->add_option("--socket-group", m.socket_group, "group allowed to use the socket");
+  mount->add_flag("--foreground,-f", m.foreground, "stay attached; tell systemd when ready");
+  mount->add_option("--approver-uid", m.approver_uids, "uid allowed to grant (repeatable)");
+  mount->add_option("--approver-gid", m.approver_gids, "gid allowed to grant (repeatable)");
+  mount->add_option("--log-level", m.log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  mount->add_flag("--debug-fuse", m.debug_fuse, "log every FUSE request (very verbose)");
+
+  std::string unmount_path;
+  auto* unmount = app.add_subcommand("unmount", "stop the daemon serving PATH and unmount it");
+  unmount->add_option("PATH", unmount_path, "the mount")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  if (*mount) return run_mount(m);
+  if (*unmount) return run_unmount(unmount_path);
+  return 2;
+}

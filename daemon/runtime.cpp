@@ -1,0 +1,227 @@
+// The daemon's control plane for one root, assembled in dependency order:
+//
+//   .longrun lock -> state store -> memory, ledger, idempotency, audit (memory.db,
+//   audit.jsonl) -> event bus -> gate -> service (loads state, revokes any old
+//   lease, publishes the first snapshot) -> gate event pump -> control server.
+//
+// Every event on the bus is appended to the audit log by one subscriber thread,
+// subscribed before the service exists so that nothing it emits is missed.
+// stop() undoes the moving parts in reverse: server, gate reports, bus, audit.
+#include "daemon/runtime.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "base/error.hpp"
+#include "control/commands.hpp"
+#include "control/event_pump.hpp"
+#include "control/server.hpp"
+#include "memory/audit_log.hpp"
+#include "memory/idempotency_store.hpp"
+#include "memory/ledger.hpp"
+#include "memory/sqlite_memory_store.hpp"
+#include "protocol/socket_path.hpp"
+#include "service/event_bus.hpp"
+#include "service/longrun_dir.hpp"
+#include "service/service.hpp"
+#include "service/state_store.hpp"
+
+namespace leasefs::gate {
+
+namespace {
+
+// Stores {"request_hash":..., "reply":...} as the reply of a key. A reply stored
+// before fingerprints existed has no hash and so never matches: it is refused as
+// a conflict rather than replayed to a request it may not have been for.
+class StoreMemo final : public control::ReplyMemo {
+ public:
+  explicit StoreMemo(memory::IdempotencyStore& store) : store_(store) {}
+  std::optional<Entry> lookup(const std::string& key) override {
+    auto stored = store_.lookup(key);
+    if (!stored) return std::nullopt;
+    nlohmann::json& body = stored->reply;
+    if (body.is_object() && body.contains("reply") && body.contains("request_hash") &&
+        body["request_hash"].is_string()) {
+      return Entry{stored->command, body["request_hash"].get<std::string>(),
+                   std::move(body["reply"])};
+    }
+    return Entry{stored->command, std::string(), std::move(body)};
+  }
+  void remember(const std::string& key, const std::string& command, const std::string& request_hash,
+                const nlohmann::json& reply) override {
+    store_.remember(key, command, nlohmann::json{{"request_hash", request_hash}, {"reply", reply}});
+  }
+
+ private:
+  memory::IdempotencyStore& store_;
+};
+
+nlohmann::json verify_result_json(const memory::VerifyResult& r) {
+  nlohmann::json out = {{"ok", r.ok}, {"records", r.records}};
+  if (!r.ok) {
+    out["first_bad_line"] = r.first_bad_line;
+    out["kind"] = r.kind;
+    out["message"] = r.message;
+  }
+  return out;
+}
+
+// A daemon may hold many control connections; let it use the descriptors it may.
+void raise_fd_limit() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  rlim_t want = lim.rlim_max == RLIM_INFINITY ? 65536 : std::min<rlim_t>(lim.rlim_max, 65536);
+  if (lim.rlim_cur < want) {
+    lim.rlim_cur = want;
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
+}  // namespace
+
+struct Runtime::Impl {
+  Impl(int root_fd, std::string root, RuntimeOptions opts)
+      : root_path(std::move(root)),
+        options(std::move(opts)),
+        socket_path(options.socket_path.empty() ? default_socket_path(root_path)
+                                                : options.socket_path),
+        dir(root_fd, root_path),
+        store(dir),
+        memory(dir.path("memory.db")),
+        ledger(dir.path("memory.db")),
+        idempotency(dir.path("memory.db")),
+        audit(dir.path("audit.jsonl"), dir.path("memory.db"),
+              memory::AuditLog::Options{options.audit_fsync}),
+        audit_queue(bus.subscribe(8192)),
+        audit_thread([this] { audit_main(); }),
+        memo(idempotency) {
+    try {
+      service = std::make_unique<Service>(store, memory, &ledger, gate, bus);
+      pump = std::make_unique<control::GateEventPump>(service.get(), bus, options.hash_limit_bytes);
+      pump->start();
+      gate.set_sink(pump.get());
+      control::CommandContext ctx;
+      ctx.service = service.get();
+      ctx.audit_verify = [this] { return verify_result_json(audit.verify()); };
+      dispatcher = std::make_unique<control::Dispatcher>(std::move(ctx), &memo);
+    } catch (...) {
+      shutdown();
+      throw;
+    }
+  }
+
+  ~Impl() { shutdown(); }
+
+  // Appends what has queued up as one batch (one write, one sync): a burst of
+  // events (a leased `git checkout` closing thousands of files) costs a few syncs,
+  // not one each.
+  void audit_main() {
+    constexpr size_t kMaxBatch = 512;
+    std::vector<nlohmann::json> batch;
+    while (true) {
+      auto event = audit_queue->pop(std::chrono::milliseconds(500));
+      if (!event) {
+        if (audit_queue->closed()) return;
+        continue;
+      }
+      batch.clear();
+      batch.push_back(std::move(*event));
+      while (batch.size() < kMaxBatch) {
+        auto more = audit_queue->pop(std::chrono::milliseconds(0));
+        if (!more) break;
+        batch.push_back(std::move(*more));
+      }
+      try {
+        audit.append_batch(batch);
+      } catch (const std::exception& e) {
+        spdlog::error("audit: could not append {} event(s): {}", batch.size(), e.what());
+      }
+    }
+  }
+
+  void start_control() {
+    std::lock_guard lock(mu);
+    if (stopped) throw Error(Errc::kIoError, "the runtime was stopped");
+    if (server) return;
+    raise_fd_limit();
+    control::ServerOptions so;
+    so.socket_path = socket_path;
+    so.socket_mode = options.socket_mode;
+    so.socket_gid = options.socket_gid;
+    so.approvers.owner_uid = ::geteuid();
+    so.approvers.uids = options.approver_uids;
+    so.approvers.gids = options.approver_gids;
+    so.idle_timeout = options.idle_timeout;
+    so.write_timeout = options.write_timeout;
+    auto s = std::make_unique<control::Server>(so, *dispatcher, bus);
+    s->start();
+    // Clients inside the mount find the socket here (reads are never gated).
+    store.write_file("socket", socket_path + "\n");
+    server = std::move(s);
+  }
+
+  void shutdown() {
+    std::lock_guard lock(mu);
+    if (stopped) return;
+    stopped = true;
+    if (server) server->stop();
+    gate.set_sink(nullptr);
+    if (pump) pump->stop();
+    bus.close_all();  // the audit thread drains its queue, then returns
+    if (audit_thread.joinable()) audit_thread.join();
+  }
+
+  std::string root_path;
+  RuntimeOptions options;
+  std::string socket_path;
+  LongrunDir dir;
+  StateStore store;
+  memory::SqliteMemoryStore memory;
+  memory::Ledger ledger;
+  memory::IdempotencyStore idempotency;
+  memory::AuditLog audit;
+  EventBus bus;
+  Gate gate;
+  std::shared_ptr<EventQueue> audit_queue;
+  std::thread audit_thread;
+  StoreMemo memo;
+  std::unique_ptr<Service> service;
+  std::unique_ptr<control::GateEventPump> pump;
+  std::unique_ptr<control::Dispatcher> dispatcher;
+  std::unique_ptr<control::Server> server;
+
+  std::mutex mu;  // guards server and stopped
+  bool stopped = false;
+};
+
+Runtime::Runtime(int root_fd, std::string root_path, RuntimeOptions options)
+    : impl_(std::make_unique<Impl>(root_fd, std::move(root_path), std::move(options))) {}
+
+Runtime::~Runtime() = default;
+
+Gate& Runtime::gate() noexcept {
+  return impl_->gate;
+}
+
+std::string Runtime::longrun_path(std::string_view name) const {
+  return impl_->dir.path(name);
+}
+
+const std::string& Runtime::socket_path() const noexcept {
+  return impl_->socket_path;
+}
+
+void Runtime::start_control() {
+  impl_->start_control();
+}
+
+void Runtime::stop() {
+  impl_->shutdown();
+}
+
+}  // namespace leasefs::gate

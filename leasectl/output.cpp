@@ -1,0 +1,175 @@
+#include "leasectl/output.hpp"
+
+#include <ctime>
+#include <string>
+
+namespace leasefs::leasectl {
+
+using nlohmann::json;
+
+namespace {
+
+std::string str(const json& j, const char* key, std::string fallback = "") {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump();
+}
+
+std::string list(const json& j) {
+  if (!j.is_array() || j.empty()) return "";
+  std::string out;
+  for (const auto& item : j) {
+    if (!out.empty()) out += ",";
+    out += item.is_string() ? item.get<std::string>() : item.dump();
+  }
+  return out;
+}
+
+std::string grant_line(const json& g) {
+  std::string line = str(g, "id") + "  turn " + str(g, "turn");
+  std::string paths = list(g.value("paths", json::array()));
+  line += "  paths " + (paths.empty() ? std::string("*") : paths);
+  std::string ops = list(g.value("ops", json::array()));
+  if (!ops.empty()) line += "  ops " + ops;
+  if (g.contains("expires_ms") && g["expires_ms"].is_number()) {
+    int64_t left =
+        (g["expires_ms"].get<int64_t>() - static_cast<int64_t>(std::time(nullptr)) * 1000) / 1000;
+    line += "  expires in " + std::to_string(left > 0 ? left : 0) + "s";
+  }
+  line += "  \"" + str(g, "reason") + "\"";
+  return line;
+}
+
+std::string request_line(const json& r) {
+  std::string paths = list(r.value("paths", json::array()));
+  return str(r, "id") + "  " + str(r, "state", "pending") + "  turn " + str(r, "turn") +
+         "  paths " + (paths.empty() ? std::string("*") : paths) + "  \"" + str(r, "reason") + "\"";
+}
+
+void print_hits(std::FILE* out, const json& hits, const Style& st) {
+  if (!hits.is_array() || hits.empty()) {
+    std::fprintf(out, "%s\n", st.dim("(no memories found)").c_str());
+    return;
+  }
+  for (const auto& h : hits) {
+    std::fprintf(out, "  %s  %-10s %s\n", st.bold(str(h, "id")).c_str(), str(h, "type").c_str(),
+                 str(h, "title").c_str());
+  }
+}
+
+void print_task(std::FILE* out, const json& task, const Style& st) {
+  if (!task.is_object()) {
+    std::fprintf(out, "%-10s %s\n", "task", st.dim("(none)").c_str());
+    return;
+  }
+  std::fprintf(out, "%-10s %s  %s\n", "task", st.bold(str(task, "task_id")).c_str(),
+               str(task, "description").c_str());
+  std::string status = str(task, "status");
+  std::string shown = status == "in_progress" ? st.green(status) : st.yellow(status);
+  std::fprintf(out, "%-10s %s\n", "status", shown.c_str());
+  if (!str(task, "done_when").empty()) {
+    std::fprintf(out, "%-10s %s\n", "done when", str(task, "done_when").c_str());
+  }
+  if (!str(task, "next_step").empty()) {
+    std::fprintf(out, "%-10s %s\n", "next", str(task, "next_step").c_str());
+  }
+}
+
+void print_status(std::FILE* out, const json& r, const Style& st) {
+  print_task(out, r.value("task", json()), st);
+  std::fprintf(out, "%-10s %s\n", "turn", str(r, "turn").c_str());
+  std::string mode = str(r, "access_mode", "read_only");
+  std::fprintf(out, "%-10s %s\n", "access",
+               (mode == "leased" ? st.green(mode) : st.yellow(mode)).c_str());
+  const json grants = r.value("grants", json::array());
+  std::fprintf(out, "%-10s %zu\n", "grants", grants.size());
+  for (const auto& g : grants) std::fprintf(out, "  %s\n", grant_line(g).c_str());
+  const json pending = r.value("pending_requests", json::array());
+  std::fprintf(out, "%-10s %zu\n", "requests", pending.size());
+  for (const auto& q : pending) std::fprintf(out, "  %s\n", request_line(q).c_str());
+  if (r.value("pending_checkpoint", false)) {
+    std::fprintf(out, "%-10s %s\n", "pending",
+                 st.red("a checkpoint is waiting: `leasectl checkpoint --retry-pending`").c_str());
+  }
+  std::fprintf(out, "%-10s %s\n", "memories", str(r, "memory_records", "0").c_str());
+  const json refusals = r.value("recent_refusals", json::array());
+  if (!refusals.empty()) {
+    std::fprintf(out, "%-10s %zu\n", "refusals", refusals.size());
+    for (const auto& f : refusals) {
+      std::fprintf(out, "  %s %s  (%s, pid %s %s)\n", str(f, "op").c_str(), str(f, "path").c_str(),
+                   str(f, "reason").c_str(), str(f, "pid").c_str(), str(f, "process").c_str());
+    }
+  }
+}
+
+}  // namespace
+
+void print_result(std::FILE* out, std::string_view cmd, const json& r, const Style& st) {
+  if (cmd == "status") {
+    print_status(out, r, st);
+  } else if (cmd == "start" || cmd == "resume") {
+    print_task(out, r.value("task", json()), st);
+    if (r.contains("turn")) std::fprintf(out, "%-10s %s\n", "turn", str(r, "turn").c_str());
+    const json cp = r.value("checkpoint", json());
+    if (cp.is_object() && cp.contains("text")) {
+      std::fprintf(out, "\n%s\n", str(cp, "text").c_str());
+    }
+    std::fprintf(out, "\n%s\n", st.bold("from memory:").c_str());
+    print_hits(out, r.value("memories", json::array()), st);
+  } else if (cmd == "turn" || cmd == "end-turn") {
+    std::fprintf(out, "turn %s; revoked %s grant(s); %s\n", str(r, "turn").c_str(),
+                 str(r, "revoked", "0").c_str(), str(r, "access_mode", "read_only").c_str());
+  } else if (cmd == "grant") {
+    std::fprintf(out, "%s %s\n", st.green("granted").c_str(),
+                 grant_line(r.value("grant", json::object())).c_str());
+  } else if (cmd == "revoke") {
+    std::fprintf(out, "revoked %s grant(s); %s\n", str(r, "revoked", "0").c_str(),
+                 str(r, "access_mode", "read_only").c_str());
+  } else if (cmd == "request") {
+    std::fprintf(out, "requested %s\n", request_line(r.value("request", json::object())).c_str());
+    if (r.contains("hint")) std::fprintf(out, "%s\n", str(r, "hint").c_str());
+  } else if (cmd == "approve") {
+    json g = r.value("grant", json::object());
+    std::fprintf(out, "%s %s -> %s\n", st.green("approved").c_str(),
+                 str(r.value("request", json::object()), "id").c_str(), grant_line(g).c_str());
+  } else if (cmd == "reject") {
+    std::fprintf(out, "rejected %s\n", str(r.value("request", json::object()), "id").c_str());
+  } else if (cmd == "checkpoint") {
+    std::string text = str(r, "text");
+    std::fprintf(out, "%s\n", text.empty() ? r.dump(2).c_str() : text.c_str());
+  } else if (cmd == "transition") {
+    std::fprintf(out, "%s -> %s\n", str(r, "from").c_str(), st.bold(str(r, "to")).c_str());
+  } else if (cmd == "memory.search") {
+    print_hits(out, r.value("hits", json::array()), st);
+  } else if (cmd == "memory.save") {
+    std::fprintf(out, "saved %s  %s\n", st.bold(str(r, "id")).c_str(), str(r, "title").c_str());
+  } else if (cmd == "audit.verify") {
+    std::fprintf(out, "%s: %s records\n", st.green("audit chain intact").c_str(),
+                 str(r, "records", "0").c_str());
+  } else {
+    std::fprintf(out, "%s\n", r.dump(2).c_str());
+  }
+}
+
+std::string format_event(const json& e, const Style& st) {
+  std::string line;
+  if (e.contains("ts_ms") && e["ts_ms"].is_number()) {
+    time_t secs = static_cast<time_t>(e["ts_ms"].get<int64_t>() / 1000);
+    struct tm tm {};
+    localtime_r(&secs, &tm);
+    char buf[16];
+    std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+    line = st.dim(buf) + " ";
+  }
+  std::string type = str(e, "type", "event");
+  line += (type == "refusal" ? st.red(type) : st.bold(type));
+  for (const auto& [key, value] : e.items()) {
+    if (key == "type" || key == "ts_ms" || key == "seq") continue;
+    line += " " + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return line;
+}
+
+}  // namespace leasefs::leasectl

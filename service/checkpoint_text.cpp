@@ -1,0 +1,89 @@
+#include "service/checkpoint_text.hpp"
+
+#include <sstream>
+
+namespace leasefs::gate {
+
+namespace {
+
+constexpr std::string_view kMarkerOpen = "<!-- longrun-state: ";
+constexpr std::string_view kMarkerClose = " -->";
+
+std::string or_none(const std::string& text) {
+  return text.empty() ? "(none recorded)" : text;
+}
+
+// dump() escapes control characters, so the marker stays on one line; "-->" inside a
+// string could end the HTML comment early, so '>' is written as \u003e.
+std::string escape_marker(const std::string& json) {
+  std::string safe;
+  for (char c : json) {
+    if (c == '>') {
+      safe += "\\u003e";
+    } else {
+      safe += c;
+    }
+  }
+  return safe;
+}
+
+}  // namespace
+
+std::string render_checkpoint(const TaskState& s, const CheckpointNotes& notes) {
+  std::ostringstream out;
+  out << "# Checkpoint " << s.last_checkpoint_id << " of task " << s.task_id << " ("
+      << to_string(s.status) << ", turn " << s.turn_index << ")\n\n";
+  out << "Goal: " << s.description << "\n";
+  out << "Done when: " << or_none(s.done_when) << "\n\n";
+  out << "## Summary\n" << or_none(notes.summary) << "\n\n";
+  out << "## Plan position\n";
+  out << "Current step: " << or_none(s.current_step) << "\n";
+  out << "Next step: " << or_none(s.next_step) << "\n\n";
+  out << "## Verified\n" << or_none(notes.verified) << "\n\n";
+  out << "## Discarded\n" << or_none(notes.discarded) << "\n\n";
+  out << "## Needs approval before the next action\n" << or_none(notes.needs_approval) << "\n\n";
+  out << "Writes are closed: this checkpoint revoked the lease. Resume with `leasectl resume "
+      << s.task_id << "`; writing again needs a new grant.\n";
+  const nlohmann::json marker = {{"task_id", s.task_id},
+                                 {"status", to_string(s.status)},
+                                 {"access_mode", "read_only"},
+                                 {"turn", s.turn_index},
+                                 {"checkpoint_id", s.last_checkpoint_id},
+                                 {"next_step", s.next_step},
+                                 {"current_step", s.current_step},
+                                 {"description", s.description},
+                                 {"done_when", s.done_when}};
+  out << kMarkerOpen << escape_marker(marker.dump()) << kMarkerClose << "\n";
+  return out.str();
+}
+
+std::string render_task_end(const TaskState& s, const std::string& reason) {
+  std::ostringstream out;
+  out << "# Task " << s.task_id << " " << to_string(s.status) << "\n\n";
+  out << "Goal: " << s.description << "\n";
+  out << "Reason: " << or_none(reason) << "\n";
+  const nlohmann::json marker = {{"task_id", s.task_id},
+                                 {"status", to_string(s.status)},
+                                 {"access_mode", "read_only"},
+                                 {"turn", s.turn_index},
+                                 {"checkpoint_id", s.last_checkpoint_id}};
+  out << kMarkerOpen << escape_marker(marker.dump()) << kMarkerClose << "\n";
+  return out.str();
+}
+
+std::string task_end_ref(const std::string& task_id) {
+  return "end:" + task_id;
+}
+
+std::optional<nlohmann::json> parse_checkpoint_marker(std::string_view text) {
+  const size_t open = text.rfind(kMarkerOpen);
+  if (open == std::string_view::npos) return std::nullopt;
+  const size_t start = open + kMarkerOpen.size();
+  const size_t close = text.find(kMarkerClose, start);
+  if (close == std::string_view::npos) return std::nullopt;
+  auto parsed = nlohmann::json::parse(text.substr(start, close - start), nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
+  return parsed;
+}
+
+}  // namespace leasefs::gate

@@ -1,0 +1,74 @@
+#include "service/event_bus.hpp"
+
+#include <algorithm>
+
+#include "gate/gate.hpp"
+
+namespace leasefs::gate {
+
+std::optional<nlohmann::json> EventQueue::pop(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, timeout, [&] { return !events_.empty() || closed_; });
+  if (events_.empty()) return std::nullopt;
+  nlohmann::json event = std::move(events_.front());
+  events_.pop_front();
+  if (dropped_ > 0) {
+    event["dropped_before"] = dropped_;
+    dropped_ = 0;
+  }
+  return event;
+}
+
+void EventQueue::push(const nlohmann::json& event) {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    if (events_.size() >= capacity_) {
+      events_.pop_front();
+      ++dropped_;
+    }
+    events_.push_back(event);
+  }
+  cv_.notify_one();
+}
+
+void EventQueue::close() {
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool EventQueue::closed() const {
+  std::lock_guard lock(mu_);
+  return closed_;
+}
+
+void EventBus::publish(nlohmann::json event) {
+  if (!event.contains("ts_ms")) event["ts_ms"] = base::now_ms();
+  std::lock_guard lock(mu_);
+  event["seq"] = ++seq_;
+  for (auto& q : queues_) q->push(event);
+}
+
+std::shared_ptr<EventQueue> EventBus::subscribe(size_t capacity) {
+  auto q = std::make_shared<EventQueue>(capacity);
+  std::lock_guard lock(mu_);
+  queues_.push_back(q);
+  return q;
+}
+
+void EventBus::unsubscribe(const std::shared_ptr<EventQueue>& queue) {
+  queue->close();
+  std::lock_guard lock(mu_);
+  std::erase(queues_, queue);
+}
+
+void EventBus::close_all() {
+  std::lock_guard lock(mu_);
+  for (auto& q : queues_) q->close();
+  queues_.clear();
+}
+
+}  // namespace leasefs::gate

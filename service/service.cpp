@@ -1,0 +1,706 @@
+#include "service/service.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <random>
+
+#include "base/error.hpp"
+#include "base/failpoint.hpp"
+#include "memory/keywords.hpp"
+#include "memory/ledger_error.hpp"
+#include "memory/memory_error.hpp"
+#include "service/checkpoint_text.hpp"
+#include "service/status_report.hpp"
+
+namespace leasefs::gate {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kRecentRefusals = 10;
+constexpr size_t kStartMemories = 5;
+constexpr int64_t kMaxTtlMs = int64_t{30} * 24 * 3600 * 1000;
+
+std::string new_task_id(int64_t now) {
+  const time_t secs = static_cast<time_t>(now / 1000);
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  char date[32];
+  strftime(date, sizeof date, "%Y%m%d_%H%M%S", &tm);
+  std::random_device rd;
+  char suffix[8];
+  snprintf(suffix, sizeof suffix, "%04x", static_cast<unsigned>(rd() & 0xffff));
+  return std::string("T_") + date + "_" + suffix;
+}
+
+std::string padded(const char* prefix, uint64_t n) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%s%04llu", prefix, static_cast<unsigned long long>(n));
+  return buf;
+}
+
+json task_json(const TaskState& s) {
+  if (!s.has_task()) return nullptr;
+  return {{"task_id", s.task_id},
+          {"description", s.description},
+          {"done_when", s.done_when},
+          {"keywords", s.keywords},
+          {"status", to_string(s.status)},
+          {"turn", s.turn_index},
+          {"current_step", s.current_step},
+          {"next_step", s.next_step},
+          {"last_checkpoint_id", s.last_checkpoint_id}};
+}
+
+json hits_json(const std::vector<memory::SearchHit>& hits) {
+  json out = json::array();
+  for (const auto& h : hits) {
+    out.push_back({{"id", h.record.id},
+                   {"type", h.record.type},
+                   {"title", h.record.title},
+                   {"task_id", h.record.task_id},
+                   {"score", h.score},
+                   {"content", h.record.content}});
+  }
+  return out;
+}
+
+json request_json(const memory::Request& r) {
+  json j = {{"id", r.id},
+            {"task_id", r.task_id},
+            {"turn", r.turn},
+            {"reason", r.reason},
+            {"paths", r.paths},
+            {"state", memory::to_string(r.state)},
+            {"requester_uid", r.requester_uid}};
+  if (r.decided_by) j["decided_by"] = *r.decided_by;
+  if (!r.decision_reason.empty()) j["decision_reason"] = r.decision_reason;
+  return j;
+}
+
+void require_approver(const Actor& actor, const char* what) {
+  if (actor.approver) return;
+  throw Error(Errc::kForbidden, std::string("uid ") + std::to_string(actor.uid) + " may not " +
+                                    what +
+                                    ": only an approver (root, the daemon's owner or a "
+                                    "configured --approver-uid/--approver-gid) may");
+}
+
+void require_task(const TaskState& s) {
+  if (!s.has_task()) {
+    throw Error(Errc::kNoTask, "no task: start one with `leasectl start \"DESCRIPTION\"`");
+  }
+}
+
+void require_in_progress(const TaskState& s, const char* what) {
+  require_task(s);
+  if (s.status != TaskStatus::kInProgress) {
+    throw Error(
+        Errc::kNotInProgress,
+        std::string("cannot ") + what + ": task " + s.task_id + " is " +
+            std::string(to_string(s.status)) +
+            (is_terminal(s.status) ? "; start a new task" : "; run `leasectl resume` first"));
+  }
+}
+
+void set_status(TaskState& s, TaskStatus to, const std::string& reason, int64_t now) {
+  if (s.status == to) return;
+  check_transition(s.status, to);
+  s.history.push_back({s.status, to, reason, now});
+  s.status = to;
+  // Any transition out of in_progress ends the lease (I3).
+  if (to != TaskStatus::kInProgress) s.grants.clear();
+}
+
+// Globs are relative to the root; accept an absolute path inside the root too.
+std::vector<std::string> normalize_paths(const std::vector<std::string>& paths,
+                                         const std::string& root) {
+  std::vector<std::string> out;
+  for (std::string p : paths) {
+    if (p.empty()) throw Error(Errc::kInvalidArgument, "an empty --path matches nothing");
+    if (p.starts_with(root + "/")) p = p.substr(root.size() + 1);
+    while (p.starts_with("./")) p = p.substr(2);
+    if (p.starts_with("/")) {
+      throw Error(Errc::kInvalidArgument,
+                  "path " + p + " is outside the root " + root + "; use a path relative to it");
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace
+
+Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger, Gate& gate,
+                 EventBus& events)
+    : store_(store), memory_(memory), ledger_(ledger), gate_(gate), events_(events) {
+  if (auto loaded = store_.load()) {
+    state_ = std::move(*loaded);  // load() has already dropped any lease (I3)
+  } else {
+    recover_from_memory();  // no state.json: the newest checkpoint marker, if any
+  }
+  publish_snapshot(state_);
+  write_status();
+}
+
+TaskState Service::state() const {
+  std::lock_guard lock(mu_);
+  return state_;
+}
+
+void Service::publish_snapshot(const TaskState& s) {
+  GateSnapshot snap;
+  snap.has_task = s.has_task();
+  snap.status = s.status;
+  snap.turn = s.turn_index;
+  snap.grants = s.grants;
+  gate_.publish(std::move(snap));
+}
+
+void Service::write_status() {
+  try {
+    store_.write_file("status.md", render_status_md(state_, refusals_, base::now_ms()), false);
+  } catch (const std::exception& e) {
+    spdlog::warn("cannot update status.md: {}", e.what());
+  }
+}
+
+void Service::commit(TaskState next) {
+  next.updated_ms = base::now_ms();
+  try {
+    store_.save(next);
+  } catch (...) {
+    // Fail closed: a state that cannot be saved keeps no lease.
+    state_.grants.clear();
+    publish_snapshot(state_);
+    write_status();
+    throw;
+  }
+  publish_snapshot(next);
+  state_ = std::move(next);
+  write_status();
+}
+
+void Service::emit(json event) {
+  events_.publish(std::move(event));
+}
+
+json Service::status() {
+  std::lock_guard lock(mu_);
+  json grants = json::array();
+  const int64_t now = base::now_ms();
+  for (const auto& g : state_.grants) {
+    if (g.turn == state_.turn_index && !(g.expires_ms && now >= *g.expires_ms)) {
+      grants.push_back(to_json(g));
+    }
+  }
+  json pending = json::array();
+  if (ledger_ && state_.has_task()) {
+    for (const auto& r : ledger_->pending_requests(state_.task_id)) {
+      if (r.turn == static_cast<int64_t>(state_.turn_index)) pending.push_back(request_json(r));
+    }
+  }
+  return {{"task", task_json(state_)},
+          {"turn", state_.turn_index},
+          {"access_mode", grants.empty() ? "read_only" : "leased"},
+          {"grants", grants},
+          {"pending_requests", pending},
+          {"pending_checkpoint", store_.load_pending_checkpoint().has_value()},
+          {"memory_records", memory_.count()},
+          {"recent_refusals", refusals_}};
+}
+
+json Service::start(const StartArgs& args, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  if (args.description.empty()) {
+    throw Error(Errc::kInvalidArgument, "a task needs a description");
+  }
+  // I1: what memory knows comes before anything is created.
+  std::string query = args.description;
+  for (const auto& k : args.keywords) query += " " + k;
+  auto hits = memory_.search(query, kStartMemories);
+
+  if (state_.has_task() && !is_terminal(state_.status)) {
+    throw Error(Errc::kTaskExists, "task " + state_.task_id + " (" + state_.description + ") is " +
+                                       std::string(to_string(state_.status)) +
+                                       "; finish it (`leasectl transition completed` or "
+                                       "`failed`) before starting another");
+  }
+  const int64_t now = base::now_ms();
+  TaskState next;
+  next.turn_index = state_.turn_index;
+  next.grant_seq = state_.grant_seq;
+  next.checkpoint_seq = state_.checkpoint_seq;
+  next.task_id = new_task_id(now);
+  next.description = args.description;
+  next.done_when = args.done_when;
+  next.keywords = memory::extract_keywords(args.description);
+  for (const auto& k : args.keywords) {
+    if (std::find(next.keywords.begin(), next.keywords.end(), k) == next.keywords.end()) {
+      next.keywords.push_back(k);
+    }
+  }
+  next.created_ms = now;
+  set_status(next, TaskStatus::kInProgress, "started by uid " + std::to_string(actor.uid), now);
+  commit(std::move(next));
+  spdlog::info("task {} started: {}", state_.task_id, state_.description);
+  emit({{"type", "start"},
+        {"task_id", state_.task_id},
+        {"description", state_.description},
+        {"uid", actor.uid}});
+  return {{"task", task_json(state_)}, {"access_mode", "read_only"}, {"memories", hits_json(hits)}};
+}
+
+json Service::turn(const Actor& actor) {
+  std::lock_guard lock(mu_);
+  TaskState next = state_;
+  const size_t revoked = next.grants.size();
+  next.turn_index += 1;
+  next.grants.clear();
+  commit(std::move(next));
+  spdlog::info("turn {} (revoked {} grant(s))", state_.turn_index, revoked);
+  emit({{"type", "turn"}, {"turn", state_.turn_index}, {"revoked", revoked}, {"uid", actor.uid}});
+  return {{"turn", state_.turn_index}, {"revoked", revoked}, {"access_mode", "read_only"}};
+}
+
+json Service::end_turn(const Actor& actor) {
+  std::lock_guard lock(mu_);
+  TaskState next = state_;
+  const size_t revoked = next.grants.size();
+  next.grants.clear();
+  commit(std::move(next));
+  spdlog::info("end of turn {} (revoked {} grant(s))", state_.turn_index, revoked);
+  emit({{"type", "end-turn"},
+        {"turn", state_.turn_index},
+        {"revoked", revoked},
+        {"uid", actor.uid}});
+  return {{"turn", state_.turn_index}, {"revoked", revoked}, {"access_mode", "read_only"}};
+}
+
+json Service::grant(const GrantArgs& args, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  require_approver(actor, "grant a lease");
+  require_in_progress(state_, "grant");
+  if (args.reason.empty()) {
+    throw Error(Errc::kInvalidArgument, "a grant needs a reason, in the approver's own words");
+  }
+  if (args.ttl_ms && (*args.ttl_ms <= 0 || *args.ttl_ms > kMaxTtlMs)) {
+    throw Error(Errc::kInvalidArgument,
+                "ttl must be positive and at most 30 days; a lease ends with its turn anyway");
+  }
+  if (args.ops == 0) throw Error(Errc::kInvalidArgument, "a grant must allow some op class");
+  TaskState next = state_;
+  Grant g;
+  g.id = padded("G_", ++next.grant_seq);
+  g.turn = next.turn_index;
+  g.reason = args.reason;
+  g.approver_uid = actor.uid;
+  g.paths = normalize_paths(args.paths, store_.dir().root());
+  g.ops = args.ops;
+  g.issued_ms = base::now_ms();
+  if (args.ttl_ms) g.expires_ms = g.issued_ms + *args.ttl_ms;
+  next.grants.push_back(g);
+  commit(std::move(next));
+  record_grant(g, args.ttl_ms.value_or(0));
+  spdlog::info("grant {} for turn {} by uid {}: {}", g.id, g.turn, actor.uid, g.reason);
+  json out = to_json(g);
+  emit({{"type", "grant"}, {"grant", out}, {"uid", actor.uid}});
+  return {{"grant", out}, {"turn", state_.turn_index}};
+}
+
+json Service::revoke(const std::optional<std::string>& grant_id, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  TaskState next = state_;
+  size_t revoked = 0;
+  if (grant_id) {
+    revoked = std::erase_if(next.grants, [&](const Grant& g) { return g.id == *grant_id; });
+    if (revoked == 0) {
+      throw Error(Errc::kNotFound,
+                  "no grant " + *grant_id + " in force; `leasectl status` lists them");
+    }
+  } else {
+    revoked = next.grants.size();
+    next.grants.clear();
+  }
+  commit(std::move(next));
+  if (ledger_ && revoked > 0) {
+    try {
+      ledger_->record_revoke({grant_id.value_or(""), state_.task_id,
+                              static_cast<int64_t>(state_.turn_index), actor.uid, "revoked"});
+    } catch (const std::exception& e) {
+      spdlog::error("ledger: revoke not recorded: {}", e.what());  // the revoke stands
+    }
+  }
+  spdlog::info("revoked {} grant(s)", revoked);
+  emit({{"type", "revoke"},
+        {"grant_id", grant_id ? json(*grant_id) : json(nullptr)},
+        {"revoked", revoked},
+        {"uid", actor.uid}});
+  return {{"revoked", revoked}, {"access_mode", state_.grants.empty() ? "read_only" : "leased"}};
+}
+
+// After the commit: the ledger records what took effect. A ledger failure does not
+// undo a grant that is already in force; it is logged (the audit has it too).
+void Service::record_grant(const Grant& g, int64_t ttl_ms) {
+  if (!ledger_) return;
+  try {
+    ledger_->record_grant({g.id, state_.task_id, static_cast<int64_t>(g.turn), g.approver_uid,
+                           g.reason, g.paths, op_class_names(g.ops), ttl_ms, g.issued_ms});
+  } catch (const std::exception& e) {
+    spdlog::error("ledger: grant {} not recorded: {}", g.id, e.what());
+  }
+}
+
+memory::Ledger& Service::ledger() {
+  if (!ledger_) throw Error(Errc::kMemoryError, "this daemon has no ledger");
+  return *ledger_;
+}
+
+json Service::request(const RequestArgs& args, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  require_task(state_);
+  if (args.reason.empty()) {
+    throw Error(Errc::kInvalidArgument, "say what you will change and why (--reason)");
+  }
+  auto paths = normalize_paths(args.paths, store_.dir().root());
+  auto r = ledger().create_request(state_.task_id, static_cast<int64_t>(state_.turn_index),
+                                   args.reason, paths, actor.uid);
+  spdlog::info("request {} by uid {}: {}", r.id, actor.uid, r.reason);
+  json out = request_json(r);
+  emit({{"type", "request"}, {"request", out}, {"uid", actor.uid}});
+  return {{"request", out},
+          {"hint", "waiting for a person: `leasectl approve " + r.id + "` or `leasectl reject " +
+                       r.id + "`; the approval is good for this turn only"}};
+}
+
+namespace {
+
+[[noreturn]] void rethrow_ledger(const memory::LedgerError& e) {
+  throw Error(e.errc(), e.what());
+}
+
+}  // namespace
+
+json Service::approve(const std::string& request_id, const std::string& reason,
+                      const Actor& actor) {
+  std::lock_guard lock(mu_);
+  require_approver(actor, "approve a request");
+  // Check first, so that an approval never gets consumed without becoming a lease.
+  require_in_progress(state_, "approve");
+  memory::DecisionOutcome outcome;
+  try {
+    outcome = ledger().decide(request_id, memory::Decision::approve, state_.task_id,
+                              static_cast<int64_t>(state_.turn_index), actor.uid, reason);
+  } catch (const memory::LedgerError& e) {
+    rethrow_ledger(e);
+  }
+  const auto& r = outcome.request;
+  TaskState next = state_;
+  Grant g;
+  g.id = padded("G_", ++next.grant_seq);
+  g.turn = next.turn_index;
+  g.reason = reason.empty() ? "approved " + r.id + ": " + r.reason : reason;
+  g.approver_uid = actor.uid;
+  g.paths = r.paths;
+  g.issued_ms = base::now_ms();
+  g.request_id = r.id;
+  ledger().record_grant({g.id, next.task_id, static_cast<int64_t>(g.turn), g.approver_uid, g.reason,
+                         g.paths, op_class_names(g.ops), 0, g.issued_ms});
+  next.grants.push_back(g);
+  commit(std::move(next));
+  spdlog::info("request {} approved by uid {} as grant {}", r.id, actor.uid, g.id);
+  json out = {{"request", request_json(r)}, {"grant", to_json(g)}};
+  emit({{"type", "decision"},
+        {"decision", "approve"},
+        {"request_id", r.id},
+        {"grant_id", g.id},
+        {"uid", actor.uid},
+        {"reason", reason}});
+  return out;
+}
+
+json Service::reject(const std::string& request_id, const std::string& reason, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  require_approver(actor, "reject a request");
+  memory::DecisionOutcome outcome;
+  try {
+    outcome = ledger().decide(request_id, memory::Decision::reject, state_.task_id,
+                              static_cast<int64_t>(state_.turn_index), actor.uid, reason);
+  } catch (const memory::LedgerError& e) {
+    rethrow_ledger(e);
+  }
+  spdlog::info("request {} rejected by uid {}", request_id, actor.uid);
+  emit({{"type", "decision"},
+        {"decision", "reject"},
+        {"request_id", request_id},
+        {"uid", actor.uid},
+        {"reason", reason}});
+  return {{"request", request_json(outcome.request)}};
+}
+
+// A checkpoint is a write-ahead record: pending_checkpoint.json first, then memory,
+// then state.json, then the pending file goes and the text is returned (I2). A crash
+// or failure anywhere leaves the old state and the pending file; replaying it saves
+// the same checkpoint id again, which memory treats as the same record.
+json Service::checkpoint(const CheckpointArgs& args, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  auto pending = store_.load_pending_checkpoint();
+  if (args.retry_pending) {
+    if (!pending) {
+      throw Error(Errc::kNoPendingCheckpoint, "there is no pending checkpoint to retry");
+    }
+    return replay_pending(*pending, actor);
+  }
+  if (pending) {
+    // A new checkpoint would take the pending one's id and hide it.
+    throw Error(Errc::kPendingCheckpoint,
+                "checkpoint " + pending->checkpoint_id +
+                    " is not saved yet; run `leasectl checkpoint --retry-pending` first");
+  }
+  require_in_progress(state_, "checkpoint");
+  if (args.summary.empty() || args.next.empty()) {
+    throw Error(Errc::kInvalidArgument, "a checkpoint needs --summary and --next");
+  }
+  const TaskStatus target = args.status.value_or(TaskStatus::kPaused);
+  if (target != TaskStatus::kPaused && target != TaskStatus::kBlocked &&
+      target != TaskStatus::kWaitingVerification) {
+    throw Error(Errc::kInvalidArgument,
+                "a checkpoint stops as paused, blocked or waiting_verification, not " +
+                    std::string(to_string(target)));
+  }
+  // The live lease ends now, whatever happens next.
+  state_.grants.clear();
+  publish_snapshot(state_);
+
+  PendingCheckpoint p;
+  p.state = state_;
+  TaskState& next = p.state;
+  next.checkpoint_seq += 1;
+  next.last_checkpoint_id = padded("C_", next.checkpoint_seq);
+  if (!args.current_step.empty()) next.current_step = args.current_step;
+  next.next_step = args.next;
+  set_status(next, target, "checkpoint " + next.last_checkpoint_id, base::now_ms());
+  p.checkpoint_id = next.last_checkpoint_id;
+  p.title = "Checkpoint " + p.checkpoint_id + ": " + first_line(args.summary);
+  p.keywords = next.keywords;
+  p.text =
+      render_checkpoint(next, {args.summary, args.verified, args.discarded, args.needs_approval});
+  store_.save_pending_checkpoint(p);
+  return replay_pending(p, actor);
+}
+
+json Service::replay_pending(const PendingCheckpoint& p, const Actor& actor) {
+  const std::string& id = p.checkpoint_id;
+  if (p.state.task_id != state_.task_id) {
+    throw Error(Errc::kStateCorrupt, "the pending checkpoint " + id + " belongs to task " +
+                                         p.state.task_id + ", not the current task " +
+                                         state_.task_id +
+                                         "; move .longrun/pending_checkpoint.json aside");
+  }
+  // A replay must never reopen writes.
+  state_.grants.clear();
+  publish_snapshot(state_);
+  memory::Record record;
+  try {
+    if (base::failpoint_armed("memory.save")) throw memory::MemoryError("failpoint memory.save");
+    record = memory_.save({"checkpoint", p.title, p.text, p.keywords, p.state.task_id, id});
+  } catch (const std::exception& e) {
+    spdlog::error("checkpoint {} not saved to memory: {}", id, e.what());
+    write_status();
+    emit({{"type", "checkpoint_failed"}, {"checkpoint_id", id}, {"error", e.what()}});
+    throw Error(Errc::kCheckpointWriteFailed,
+                "checkpoint " + id + " was not saved to memory (" + e.what() +
+                    "). Nothing was printed as saved; the lease is revoked and the checkpoint "
+                    "is kept in .longrun/pending_checkpoint.json. Fix the cause, then run "
+                    "`leasectl checkpoint --retry-pending`.");
+  }
+  base::failpoint("checkpoint.after_memory");
+
+  // Apply what the checkpoint changes to the state as it is now (turns may have
+  // passed since a failed attempt).
+  TaskState next = state_;
+  next.checkpoint_seq = std::max(next.checkpoint_seq, p.state.checkpoint_seq);
+  next.last_checkpoint_id = id;
+  next.current_step = p.state.current_step;
+  next.next_step = p.state.next_step;
+  if (can_transition(next.status, p.state.status)) {
+    set_status(next, p.state.status, "checkpoint " + id, base::now_ms());
+  } else if (next.status != p.state.status) {
+    // The task moved on meanwhile (e.g. to waiting_verification): keep where it is
+    // rather than leave a checkpoint that can never be replayed.
+    spdlog::warn("checkpoint {}: task is {} now; keeping that status", id, to_string(next.status));
+  }
+  next.grants.clear();
+  commit(std::move(next));
+  store_.clear_pending_checkpoint();
+  spdlog::info("checkpoint {} saved as {}", id, record.id);
+  emit({{"type", "checkpoint"},
+        {"checkpoint_id", id},
+        {"record_id", record.id},
+        {"status", to_string(state_.status)},
+        {"uid", actor.uid}});
+  return {{"checkpoint_id", id},
+          {"record_id", record.id},
+          {"status", to_string(state_.status)},
+          {"access_mode", "read_only"},
+          {"text", p.text}};
+}
+
+json Service::resume(const std::optional<std::string>& task_id, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  // A pending checkpoint belongs to the current task: finish it before anything else.
+  if (auto pending = store_.load_pending_checkpoint()) replay_pending(*pending, actor);
+
+  TaskState next = state_;
+  if (task_id && *task_id != state_.task_id) {
+    if (state_.has_task() && state_.status == TaskStatus::kInProgress) {
+      throw Error(
+          Errc::kTaskExists,
+          "task " + state_.task_id + " is in_progress; checkpoint it before resuming " + *task_id);
+    }
+    auto record = memory_.newest("checkpoint", *task_id);
+    if (!record) {
+      throw Error(Errc::kNotFound, "no checkpoint of task " + *task_id +
+                                       " in this root's memory; `leasectl memory search` "
+                                       "finds what there is");
+    }
+    next = task_from_checkpoint(*record);
+  }
+  require_task(next);
+  if (is_terminal(next.status)) {
+    throw Error(Errc::kInvalidTransition, "task " + next.task_id + " is " +
+                                              std::string(to_string(next.status)) +
+                                              "; a finished task is not resumed, start a new one");
+  }
+  next.turn_index = std::max(next.turn_index, state_.turn_index) + 1;
+  next.grants.clear();
+  set_status(next, TaskStatus::kInProgress, "resumed by uid " + std::to_string(actor.uid),
+             base::now_ms());
+  commit(std::move(next));
+
+  json checkpoint = nullptr;
+  if (!state_.last_checkpoint_id.empty()) {
+    if (auto rec = memory_.find_by_ref(state_.last_checkpoint_id)) {
+      checkpoint = {
+          {"id", state_.last_checkpoint_id}, {"record_id", rec->id}, {"text", rec->content}};
+    }
+  }
+  std::string query = state_.description;
+  for (const auto& k : state_.keywords) query += " " + k;
+  auto hits = memory_.search(query, kStartMemories);
+  spdlog::info("task {} resumed in turn {}", state_.task_id, state_.turn_index);
+  emit({{"type", "resume"},
+        {"task_id", state_.task_id},
+        {"turn", state_.turn_index},
+        {"uid", actor.uid}});
+  return {{"task", task_json(state_)},
+          {"turn", state_.turn_index},
+          {"access_mode", "read_only"},
+          {"checkpoint", checkpoint},
+          {"memories", hits_json(hits)}};
+}
+
+json Service::transition(TaskStatus to, const std::string& reason, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  require_task(state_);
+  if (to == TaskStatus::kCompleted) require_approver(actor, "mark a task completed");
+  TaskState next = state_;
+  const TaskStatus from = next.status;
+  set_status(next, to, reason.empty() ? "by uid " + std::to_string(actor.uid) : reason,
+             base::now_ms());
+  if (is_terminal(to) && !memory_.find_by_ref(task_end_ref(next.task_id))) {
+    // Memory learns that the task ended, so that its checkpoints never bring it back.
+    // (Already there when an earlier attempt saved it but could not commit.)
+    memory_.save(
+        {"task_end",
+         "Task " + next.task_id + " " + std::string(to_string(to)) + ": " + next.description,
+         render_task_end(next, reason), next.keywords, next.task_id, task_end_ref(next.task_id)});
+  }
+  commit(std::move(next));
+  spdlog::info("task {}: {} -> {}", state_.task_id, to_string(from), to_string(to));
+  emit({{"type", "transition"},
+        {"task_id", state_.task_id},
+        {"from", to_string(from)},
+        {"to", to_string(to)},
+        {"reason", reason},
+        {"uid", actor.uid}});
+  return {{"task", task_json(state_)}, {"from", to_string(from)}, {"to", to_string(to)}};
+}
+
+json Service::memory_search(const std::string& query, size_t limit) {
+  std::lock_guard lock(mu_);
+  return {{"query", query}, {"hits", hits_json(memory_.search(query, limit))}};
+}
+
+json Service::memory_save(const std::string& title, const std::string& content,
+                          const std::vector<std::string>& keywords, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  if (title.empty() || content.empty()) {
+    throw Error(Errc::kInvalidArgument, "a memory needs --title and --content");
+  }
+  auto kw = keywords.empty() ? memory::extract_keywords(title + " " + content) : keywords;
+  auto record = memory_.save({"note", title, content, kw, state_.task_id, ""});
+  emit({{"type", "memory.save"}, {"record_id", record.id}, {"uid", actor.uid}});
+  return {{"id", record.id}, {"title", record.title}};
+}
+
+// The task a checkpoint record describes, as a state to make current: from its
+// marker line, with the task's end (if memory knows of one) taking precedence.
+TaskState Service::task_from_checkpoint(const memory::Record& record) {
+  auto marker = parse_checkpoint_marker(record.content);
+  if (!marker) {
+    throw Error(Errc::kStateCorrupt, "checkpoint record " + record.id + " has no readable marker");
+  }
+  auto status = parse_status(marker->value("status", ""));
+  if (!status) {
+    throw Error(Errc::kStateCorrupt, "checkpoint record " + record.id + " has no status");
+  }
+  TaskState s;
+  s.turn_index = std::max<uint64_t>(state_.turn_index, marker->value("turn", uint64_t{0}));
+  s.grant_seq = state_.grant_seq;
+  s.checkpoint_seq = state_.checkpoint_seq;
+  s.task_id = marker->value("task_id", record.task_id);
+  s.description = marker->value("description", record.title);
+  s.done_when = marker->value("done_when", "");
+  s.keywords = record.keywords;
+  s.status = *status;
+  s.current_step = marker->value("current_step", "");
+  s.next_step = marker->value("next_step", "");
+  s.last_checkpoint_id = marker->value("checkpoint_id", record.ref);
+  s.created_ms = record.created_ms;
+  // Checkpoint ids are C_<n>; never hand out one that exists.
+  const std::string& id = s.last_checkpoint_id;
+  if (id.starts_with("C_")) {
+    s.checkpoint_seq =
+        std::max<uint64_t>(s.checkpoint_seq, std::strtoull(id.c_str() + 2, nullptr, 10));
+  }
+  if (auto end = memory_.find_by_ref(task_end_ref(s.task_id))) {
+    if (auto end_marker = parse_checkpoint_marker(end->content)) {
+      if (auto ended = parse_status(end_marker->value("status", ""))) s.status = *ended;
+    }
+  }
+  return s;
+}
+
+void Service::recover_from_memory() {
+  auto record = memory_.newest("checkpoint");
+  if (!record) return;
+  commit(task_from_checkpoint(*record));
+  spdlog::warn("state.json was missing; task {} rebuilt from checkpoint {} ({})", state_.task_id,
+               state_.last_checkpoint_id, record->id);
+}
+
+void Service::note_refusal(const json& refusal) {
+  std::lock_guard lock(mu_);
+  refusals_.push_back(refusal);
+  if (refusals_.size() > kRecentRefusals) refusals_.erase(refusals_.begin());
+  write_status();
+}
+
+}  // namespace leasefs::gate

@@ -1,0 +1,108 @@
+// The operations of the control plane, one method per protocol command. Each takes
+// the caller's role, enforces it, changes state in the documented order, publishes
+// the new gate snapshot before returning, and emits an event. Methods are
+// serialized by one mutex; errors are Error with a stable code.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/actor.hpp"
+#include "gate/gate.hpp"
+#include "gate/task_state.hpp"
+#include "memory/ledger.hpp"
+#include "memory/memory_store.hpp"
+#include "service/event_bus.hpp"
+#include "service/state_store.hpp"
+
+namespace leasefs::gate {
+
+struct StartArgs {
+  std::string description;
+  std::vector<std::string> keywords;  // added to those extracted from the description
+  std::string done_when;
+};
+
+struct GrantArgs {
+  std::string reason;
+  std::vector<std::string> paths;
+  OpMask ops = kAllOps;
+  std::optional<int64_t> ttl_ms;
+};
+
+struct RequestArgs {
+  std::string reason;
+  std::vector<std::string> paths;
+};
+
+struct CheckpointArgs {
+  std::string summary;
+  std::string next;
+  std::optional<TaskStatus> status;  // paused | blocked | waiting_verification; default paused
+  bool retry_pending = false;
+  std::string current_step;    // defaults to the state's
+  std::string verified;        // what was checked and how
+  std::string discarded;       // approaches tried and dropped
+  std::string needs_approval;  // what must be approved before the next action
+};
+
+class Service {
+ public:
+  // The ledger may be null (tests of the state machine alone); request/approve/
+  // reject then answer an error.
+  Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger, Gate& gate,
+          EventBus& events);
+
+  nlohmann::json status();
+  nlohmann::json start(const StartArgs& args, const Actor& actor);
+  nlohmann::json turn(const Actor& actor);
+  nlohmann::json end_turn(const Actor& actor);
+  nlohmann::json grant(const GrantArgs& args, const Actor& actor);
+  nlohmann::json revoke(const std::optional<std::string>& grant_id, const Actor& actor);
+  nlohmann::json request(const RequestArgs& args, const Actor& actor);
+  nlohmann::json approve(const std::string& request_id, const std::string& reason,
+                         const Actor& actor);
+  nlohmann::json reject(const std::string& request_id, const std::string& reason,
+                        const Actor& actor);
+  nlohmann::json checkpoint(const CheckpointArgs& args, const Actor& actor);
+  nlohmann::json resume(const std::optional<std::string>& task_id, const Actor& actor);
+  nlohmann::json transition(TaskStatus to, const std::string& reason, const Actor& actor);
+  nlohmann::json memory_search(const std::string& query, size_t limit);
+  nlohmann::json memory_save(const std::string& title, const std::string& content,
+                             const std::vector<std::string>& keywords, const Actor& actor);
+
+  // The current state (a copy), for status.md and tests.
+  TaskState state() const;
+  // Recent refusals, newest last, for status and status.md.
+  void note_refusal(const nlohmann::json& refusal);
+
+ private:
+  // Persists `next`, publishes its snapshot, then makes it current. On a failed
+  // save the current state keeps no lease (fail closed) and the error propagates.
+  void commit(TaskState next);
+  void publish_snapshot(const TaskState& s);
+  void write_status();
+  void emit(nlohmann::json event);
+  memory::Ledger& ledger();
+  void record_grant(const Grant& grant, int64_t ttl_ms);
+  nlohmann::json replay_pending(const PendingCheckpoint& pending, const Actor& actor);
+  // When state.json is missing: the task of the newest checkpoint marker, if any.
+  void recover_from_memory();
+  TaskState task_from_checkpoint(const memory::Record& record);
+
+  StateStore& store_;
+  memory::MemoryStore& memory_;
+  memory::Ledger* ledger_;
+  Gate& gate_;
+  EventBus& events_;
+
+  mutable std::mutex mu_;  // serializes commands; guards state_ and refusals_
+  TaskState state_;
+  std::vector<nlohmann::json> refusals_;
+};
+
+}  // namespace leasefs::gate

@@ -1,0 +1,143 @@
+// Atomic replacement: write a temp file in the same directory, fsync it, rename it
+// over the target, fsync the directory. A crash before the rename leaves the old
+// file; after it, the new one. The temp file of a crashed write is ignored on load.
+#include "service/state_store.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "base/error.hpp"
+#include "base/failpoint.hpp"
+
+namespace leasefs::gate {
+
+namespace {
+
+constexpr const char* kStateFile = "state.json";
+constexpr const char* kPendingFile = "pending_checkpoint.json";
+
+[[noreturn]] void io_fail(const std::string& what, const std::string& file) {
+  throw Error(Errc::kIoError, what + " " + file + ": " + std::strerror(errno));
+}
+
+// Whole file, or nullopt when it does not exist.
+std::optional<std::string> read_file(int dir_fd, const char* name, const std::string& shown) {
+  base::UniqueFd fd(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) {
+    if (errno == ENOENT) return std::nullopt;
+    io_fail("cannot open", shown);
+  }
+  std::string content;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      io_fail("cannot read", shown);
+    }
+    if (n == 0) break;
+    content.append(buf, static_cast<size_t>(n));
+  }
+  return content;
+}
+
+}  // namespace
+
+void StateStore::write_file(const char* name, std::string_view content, bool durable) const {
+  const std::string shown = dir_.root() + "/.longrun/" + name;
+  const std::string tmp = std::string(".") + name + ".tmp";
+  base::UniqueFd fd(::openat(dir_.fd(), tmp.c_str(),
+                             O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd) io_fail("cannot create", shown + ".tmp");
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      io_fail("cannot write", shown + ".tmp");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (durable && ::fsync(fd.get()) != 0) io_fail("cannot fsync", shown + ".tmp");
+  fd.reset();
+  if (std::strcmp(name, kStateFile) == 0) base::failpoint("state.after_tmp");
+  if (::renameat(dir_.fd(), tmp.c_str(), dir_.fd(), name) != 0)
+    io_fail("cannot rename onto", shown);
+  if (durable && ::fsync(dir_.fd()) != 0) io_fail("cannot fsync the directory of", shown);
+}
+
+std::optional<TaskState> StateStore::load() const {
+  const std::string shown = dir_.root() + "/.longrun/" + kStateFile;
+  auto text = read_file(dir_.fd(), kStateFile, shown);
+  if (!text) return std::nullopt;
+  auto corrupt = [&](const std::string& what) {
+    return Error(Errc::kStateCorrupt,
+                 shown + " is corrupt: " + what +
+                     ". leasefs will not start from an empty state over it; restore the file "
+                     "from a backup, or move it aside: without state.json, leasefs rebuilds "
+                     "the task from the newest checkpoint in memory when it starts.");
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw corrupt(text->empty() ? std::string("the file is empty") : e.what());
+  }
+  TaskState state;
+  try {
+    state = task_state_from_json(j);
+  } catch (const std::invalid_argument& e) {
+    throw corrupt(e.what());
+  }
+  // A restart revokes: no lease survives the process that granted it (I3).
+  state.grants.clear();
+  return state;
+}
+
+void StateStore::save(const TaskState& state) const {
+  write_file(kStateFile, to_json(state).dump(2) + "\n");
+}
+
+std::optional<PendingCheckpoint> StateStore::load_pending_checkpoint() const {
+  const std::string shown = dir_.root() + "/.longrun/" + kPendingFile;
+  auto text = read_file(dir_.fd(), kPendingFile, shown);
+  if (!text) return std::nullopt;
+  try {
+    const auto j = nlohmann::json::parse(*text);
+    PendingCheckpoint p;
+    p.checkpoint_id = j.at("checkpoint_id").get<std::string>();
+    p.title = j.at("title").get<std::string>();
+    p.keywords = j.at("keywords").get<std::vector<std::string>>();
+    p.text = j.at("text").get<std::string>();
+    p.state = task_state_from_json(j.at("state"));
+    if (p.checkpoint_id.empty() || !p.state.has_task()) {
+      throw std::invalid_argument("no checkpoint id or no task");
+    }
+    return p;
+  } catch (const std::exception& e) {
+    throw Error(Errc::kStateCorrupt, shown + " is not a pending checkpoint (" + e.what() +
+                                         "); move it aside to drop it");
+  }
+}
+
+void StateStore::save_pending_checkpoint(const PendingCheckpoint& p) const {
+  const nlohmann::json j = {{"checkpoint_id", p.checkpoint_id},
+                            {"title", p.title},
+                            {"keywords", p.keywords},
+                            {"text", p.text},
+                            {"state", to_json(p.state)}};
+  write_file(kPendingFile, j.dump(2) + "\n");
+}
+
+void StateStore::clear_pending_checkpoint() const {
+  if (::unlinkat(dir_.fd(), kPendingFile, 0) != 0 && errno != ENOENT) {
+    io_fail("cannot remove", dir_.root() + "/.longrun/" + kPendingFile);
+  }
+  if (::fsync(dir_.fd()) != 0) io_fail("cannot fsync", dir_.root() + "/.longrun");
+}
+
+}  // namespace leasefs::gate

@@ -1,0 +1,60 @@
+#include "service/status_report.hpp"
+
+#include <sstream>
+
+namespace leasefs::gate {
+
+std::string render_status_md(const TaskState& s, const std::vector<nlohmann::json>& refusals,
+                             int64_t now_ms) {
+  std::ostringstream out;
+  out << "# leasefs status\n\n";
+  if (!s.has_task()) {
+    out << "No task. Writes are refused until a task is started (`leasectl start "
+           "\"what you will do\"`) and a person grants a lease.\n";
+  } else {
+    out << "Task: " << s.task_id << " — " << s.description << "\n";
+    out << "Status: " << to_string(s.status) << "\n";
+    out << "Turn: " << s.turn_index << "\n";
+    if (!s.next_step.empty()) out << "Next step: " << s.next_step << "\n";
+  }
+  out << "\n## Lease for turn " << s.turn_index << "\n";
+  bool any = false;
+  for (const auto& g : s.grants) {
+    if (g.turn != s.turn_index) continue;
+    any = true;
+    out << "- " << g.id << ": \"" << g.reason << "\"";
+    if (!g.paths.empty()) {
+      out << " paths:";
+      for (const auto& p : g.paths) out << " " << p;
+    }
+    if (g.ops != kAllOps) {
+      out << " ops:";
+      for (const auto& o : op_class_names(g.ops)) out << " " << o;
+    }
+    if (g.expires_ms) {
+      const int64_t left = (*g.expires_ms - now_ms) / 1000;
+      out << (left > 0 ? " expires in " + std::to_string(left) + "s" : std::string(" expired"));
+    }
+    out << "\n";
+  }
+  if (!any)
+    out << "None: the tree is read-only. Every write, create, rename or delete gets EACCES.\n";
+
+  out << "\n## Last refusals\n";
+  if (refusals.empty()) out << "None.\n";
+  for (const auto& r : refusals) {
+    out << "- " << r.value("op", "?") << " " << r.value("path", "?") << " by "
+        << r.value("process", "?") << " (pid " << r.value("pid", 0)
+        << "): " << r.value("reason", "?");
+    if (r.value("count", 1) > 1) out << " ×" << r.value("count", 1);
+    out << "\n";
+  }
+
+  out << "\n## How to ask for a lease\n"
+         "Do not look for another way to write. Ask, and wait for a person to approve:\n\n"
+         "    leasectl request --reason \"what you will change and why\" --path 'src/**'\n\n"
+         "A lease lasts for the current turn only; ask again in the next one.\n";
+  return out.str();
+}
+
+}  // namespace leasefs::gate
