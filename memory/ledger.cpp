@@ -256,6 +256,14 @@ std::vector<Request> Ledger::pending_requests(std::string_view task_id) {
   return requests;
 }
 
+std::int64_t Ledger::last_grant_number() {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "SELECT COALESCE(MAX(CAST(substr(subject_id, 3) AS INTEGER)), 0) FROM ledger "
+      "WHERE kind = 'grant' AND subject_id LIKE 'G\\_%' ESCAPE '\\'");
+  return stmt.step() ? stmt.column_int64(0) : 0;
+}
+
 std::vector<LedgerEntry> Ledger::entries(std::size_t limit) {
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare("SELECT " + std::string(kEntryColumns) +

@@ -45,6 +45,9 @@ class Ledger {
   // Pending requests of a task, oldest first. May include requests from older
   // turns; decide() refuses those as stale.
   std::vector<Request> pending_requests(std::string_view task_id);
+  // The highest grant number recorded ("G_0007" -> 7), 0 if none: grant ids are
+  // allocated above it, so a grant recorded just before a crash is never reused.
+  std::int64_t last_grant_number();
   std::optional<Request> find_request(std::string_view request_id);
 
   // The newest limit entries, oldest first.

@@ -145,6 +145,12 @@ Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger*
   } else {
     recover_from_memory();  // no state.json: the newest checkpoint marker, if any
   }
+  if (ledger_) {
+    // A grant is recorded before it takes effect; one recorded just before a
+    // crash must not have its id issued again.
+    auto last = static_cast<uint64_t>(std::max<int64_t>(ledger_->last_grant_number(), 0));
+    state_.grant_seq = std::max(state_.grant_seq, last);
+  }
   publish_snapshot(state_);
   write_status();
 }
@@ -305,9 +311,10 @@ json Service::grant(const GrantArgs& args, const Actor& actor) {
   g.ops = args.ops;
   g.issued_ms = base::now_ms();
   if (args.ttl_ms) g.expires_ms = g.issued_ms + *args.ttl_ms;
+  record_grant(g, next.task_id, args.ttl_ms.value_or(0));
+  base::failpoint("grant.after_ledger");
   next.grants.push_back(g);
   commit(std::move(next));
-  record_grant(g, args.ttl_ms.value_or(0));
   spdlog::info("grant {} for turn {} by uid {}: {}", g.id, g.turn, actor.uid, g.reason);
   json out = to_json(g);
   emit({{"type", "grant"}, {"grant", out}, {"uid", actor.uid}});
@@ -347,14 +354,14 @@ json Service::revoke(const std::optional<std::string>& grant_id, const Actor& ac
 
 // After the commit: the ledger records what took effect. A ledger failure does not
 // undo a grant that is already in force; it is logged (the audit has it too).
-void Service::record_grant(const Grant& g, int64_t ttl_ms) {
+// What gives permission is recorded before it takes effect: a grant the ledger
+// cannot record is refused (memory_error). What takes permission away (revoke,
+// turn) takes effect first and is recorded after, so a ledger failure can never
+// keep a lease alive.
+void Service::record_grant(const Grant& g, const std::string& task_id, int64_t ttl_ms) {
   if (!ledger_) return;
-  try {
-    ledger_->record_grant({g.id, state_.task_id, static_cast<int64_t>(g.turn), g.approver_uid,
-                           g.reason, g.paths, op_class_names(g.ops), ttl_ms, g.issued_ms});
-  } catch (const std::exception& e) {
-    spdlog::error("ledger: grant {} not recorded: {}", g.id, e.what());
-  }
+  ledger_->record_grant({g.id, task_id, static_cast<int64_t>(g.turn), g.approver_uid, g.reason,
+                         g.paths, op_class_names(g.ops), ttl_ms, g.issued_ms});
 }
 
 memory::Ledger& Service::ledger() {
@@ -410,8 +417,8 @@ json Service::approve(const std::string& request_id, const std::string& reason,
   g.paths = r.paths;
   g.issued_ms = base::now_ms();
   g.request_id = r.id;
-  ledger().record_grant({g.id, next.task_id, static_cast<int64_t>(g.turn), g.approver_uid, g.reason,
-                         g.paths, op_class_names(g.ops), 0, g.issued_ms});
+  record_grant(g, next.task_id, 0);
+  base::failpoint("grant.after_ledger");
   next.grants.push_back(g);
   commit(std::move(next));
   spdlog::info("request {} approved by uid {} as grant {}", r.id, actor.uid, g.id);

@@ -88,7 +88,7 @@ class Service {
   void write_status();
   void emit(nlohmann::json event);
   memory::Ledger& ledger();
-  void record_grant(const Grant& grant, int64_t ttl_ms);
+  void record_grant(const Grant& grant, const std::string& task_id, int64_t ttl_ms);
   nlohmann::json replay_pending(const PendingCheckpoint& pending, const Actor& actor);
   // When state.json is missing: the task of the newest checkpoint marker, if any.
   void recover_from_memory();

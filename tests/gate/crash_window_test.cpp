@@ -121,5 +121,57 @@ TEST(CrashWindowMemory, I2_RealMemoryFailureLeavesNoRecordAndRetryWritesOne) {
   EXPECT_EQ(reply["checkpoint"]["id"], "C_0001");
 }
 
+// Every ledger-and-state change commits in one order: the ledger records a grant
+// before the state makes it a lease. A daemon killed between the two writes
+// comes back with no lease, the ledger's record, and a next grant that never
+// reuses the recorded id (for `grant` and for `approve` alike).
+class LedgerThenState : public ::testing::TestWithParam<bool> {};
+
+TEST_P(LedgerThenState, I7_KilledBetweenLedgerAndStateNoLeaseAndNoReusedGrantId) {
+  const bool via_approve = GetParam();
+  TempRoot root;
+  std::string request_id;
+  {
+    Daemon d(root);
+    d.service.start({"rewrite the parser", {}, ""}, kPerson);
+    if (via_approve) {
+      request_id = d.service.request({"edit the lexer", {"src/**"}}, kPerson)["request"]["id"];
+    }
+  }
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::setenv("LEASEFS_FAILPOINT", "grant.after_ledger", 1);
+    try {
+      Daemon d(root);
+      if (via_approve) {
+        d.service.approve(request_id, "yes", kPerson);
+      } else {
+        d.service.grant({"go ahead", {}, kAllOps, std::nullopt}, kPerson);
+      }
+    } catch (...) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), base::kFailpointExitCode);
+
+  Daemon d(root);
+  EXPECT_TRUE(d.service.state().grants.empty());
+  EXPECT_FALSE(d.gate.check(Op::kWrite, "src/a.c", {}).allowed);
+  auto next = d.service.grant({"again", {}, kAllOps, std::nullopt}, kPerson);
+  EXPECT_EQ(next["grant"]["id"], "G_0002");
+  std::vector<std::string> ids;
+  for (const auto& e : d.ledger.entries(100)) {
+    if (e.kind == "grant") ids.push_back(e.subject_id);
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"G_0001", "G_0002"}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Commands, LedgerThenState, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "approve" : "grant"; });
+
 }  // namespace
 }  // namespace leasefs::gate
