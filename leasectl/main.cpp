@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "leasectl/output.hpp"
 #include "protocol/arg_text.hpp"
 #include "protocol/client.hpp"
+#include "protocol/command_registry.hpp"
 #include "protocol/socket_path.hpp"
 
 namespace {
@@ -167,15 +169,33 @@ int main(int argc, char** argv) {
                  "a retried command with the same key runs once");
 
   Call call;
-  auto simple = [&](const char* name, const char* help) {
-    auto* sub = app.add_subcommand(name, help);
-    sub->callback([&call, name] { call.cmd = name; });
-    return sub;
-  };
+  // One subcommand per protocol command, named and described by the registry
+  // ("memory.search" is `leasectl memory search`). A command without options
+  // below is sent with no arguments.
+  std::map<std::string_view, CLI::App*> subs;
+  const std::map<std::string, std::string> group_help{
+      {"memory", "search or add to the project memory"}, {"audit", "the audit log"}};
+  std::map<std::string, CLI::App*> groups;
+  for (const auto& spec : leasefs::gate::control::command_registry()) {
+    auto words = leasefs::gate::control::cli_words(spec.name);
+    CLI::App* parent = &app;
+    std::string path;
+    for (size_t i = 0; i + 1 < words.size(); ++i) {
+      path += words[i] + " ";
+      CLI::App*& group = groups[path];
+      if (!group) {
+        auto help = group_help.find(words[i]);
+        group = parent->add_subcommand(words[i], help == group_help.end() ? "" : help->second);
+        group->require_subcommand(1);
+      }
+      parent = group;
+    }
+    CLI::App* sub = parent->add_subcommand(words.back(), std::string(spec.summary));
+    sub->callback([&call, name = spec.name] { call.cmd = std::string(name); });
+    subs[spec.name] = sub;
+  }
 
-  simple("status", "task, status, turn, lease, pending requests, memory/audit counts");
-
-  auto* start = app.add_subcommand("start", "start a task (searches memory first)");
+  auto* start = subs.at("start");
   start->add_option("DESCRIPTION", o.description, "what the task is")->required();
   start->add_option("--keyword", o.keywords, "a search keyword (repeatable)");
   start->add_option("--done-when", o.done_when, "when the task counts as done");
@@ -185,10 +205,7 @@ int main(int argc, char** argv) {
     if (!o.done_when.empty()) call.args["done_when"] = o.done_when;
   });
 
-  simple("turn", "advance the turn (revokes the lease)");
-  simple("end-turn", "end the turn (revokes the lease)");
-
-  auto* grant = app.add_subcommand("grant", "issue a write lease for this turn (approvers only)");
+  auto* grant = subs.at("grant");
   grant->add_option("--reason", o.reason, "why, in your own words")->required();
   grant->add_option("--path", o.paths, "a glob relative to the root (repeatable)");
   grant->add_option("--ops", o.ops, "op classes: write,create,rename,unlink,attr");
@@ -224,14 +241,14 @@ int main(int argc, char** argv) {
     if (!o.ttl.empty()) call.args["ttl"] = o.ttl;
   });
 
-  auto* revoke = app.add_subcommand("revoke", "revoke one grant, or all of this turn's");
+  auto* revoke = subs.at("revoke");
   revoke->add_option("GRANT_ID", o.id, "the grant to revoke");
   revoke->callback([&] {
     call = {"revoke", json::object()};
     if (!o.id.empty()) call.args["grant_id"] = o.id;
   });
 
-  auto* request = app.add_subcommand("request", "ask an approver for a write lease");
+  auto* request = subs.at("request");
   request->add_option("--reason", o.reason, "what you want to change and why")->required();
   request->add_option("--path", o.paths, "a glob relative to the root (repeatable)");
   request->callback([&] {
@@ -240,7 +257,7 @@ int main(int argc, char** argv) {
   });
 
   for (const char* name : {"approve", "reject"}) {
-    auto* sub = app.add_subcommand(name, std::string(name) + " a pending request (approvers only)");
+    auto* sub = subs.at(name);
     sub->add_option("ID", o.id, "the request id (R_0001)")->required();
     sub->add_option("--reason", o.reason, "in your own words");
     sub->callback([&call, &o, name] {
@@ -249,7 +266,7 @@ int main(int argc, char** argv) {
     });
   }
 
-  auto* checkpoint = app.add_subcommand("checkpoint", "save a resume record (memory first)");
+  auto* checkpoint = subs.at("checkpoint");
   checkpoint->add_option("--summary", o.summary, "what was done");
   checkpoint->add_option("--next", o.next, "what comes next");
   checkpoint->add_option("--status", o.status, "paused|blocked|waiting_verification")
@@ -274,14 +291,14 @@ int main(int argc, char** argv) {
     if (!o.needs_approval.empty()) call.args["needs_approval"] = o.needs_approval;
   });
 
-  auto* resume = app.add_subcommand("resume", "resume a task from its last checkpoint");
+  auto* resume = subs.at("resume");
   resume->add_option("TASK_ID", o.id, "the task (default: the current one)");
   resume->callback([&] {
     call = {"resume", json::object()};
     if (!o.id.empty()) call.args["task_id"] = o.id;
   });
 
-  auto* transition = app.add_subcommand("transition", "move the task to another status");
+  auto* transition = subs.at("transition");
   transition->add_option("STATE", o.state, "the new status")->required();
   transition->add_option("--reason", o.reason, "why");
   transition->callback([&] {
@@ -297,27 +314,17 @@ int main(int argc, char** argv) {
     if (!o.reason.empty()) call.args["reason"] = o.reason;
   });
 
-  auto* memory = app.add_subcommand("memory", "search or add to the project memory");
-  memory->require_subcommand(1);
-  auto* search = memory->add_subcommand("search", "full-text search");
+  auto* search = subs.at("memory.search");
   search->add_option("QUERY", o.query, "words to look for")->required();
   search->add_option("--limit", o.limit, "at most this many hits")->check(CLI::Range(1, 1000));
   search->callback([&] { call = {"memory.search", {{"query", o.query}, {"limit", o.limit}}}; });
-  auto* save = memory->add_subcommand("save", "save a note");
+  auto* save = subs.at("memory.save");
   save->add_option("--title", o.title, "title")->required();
   save->add_option("--content", o.content, "text")->required();
   save->add_option("--keyword", o.keywords, "a keyword (repeatable)");
   save->callback([&] {
     call = {"memory.save", {{"title", o.title}, {"content", o.content}}};
     if (!o.keywords.empty()) call.args["keywords"] = o.keywords;
-  });
-
-  simple("watch", "one line per event until interrupted");
-
-  auto* audit = app.add_subcommand("audit", "the audit log");
-  audit->require_subcommand(1);
-  audit->add_subcommand("verify", "check the hash chain; non-zero exit on a break")->callback([&] {
-    call.cmd = "audit.verify";
   });
 
   bool hook = false;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "harness.hpp"
+#include "protocol/command_registry.hpp"
 
 namespace leasefs::gate::control::test {
 namespace {
@@ -50,6 +51,19 @@ class LeasectlTest : public ::testing::Test {
   }
   RuntimeHarness h;
 };
+
+// leasectl and the server read one registry: every protocol command is a
+// subcommand, described by the registry's summary.
+TEST_F(LeasectlTest, EveryRegistryCommandIsASubcommand) {
+  for (const auto& spec : command_registry()) {
+    std::string words;
+    for (const auto& w : cli_words(spec.name)) words += " " + w;
+    auto r = ctl(words + " --help");
+    EXPECT_EQ(r.rc, 0) << spec.name << ": " << r.out;
+    EXPECT_NE(r.out.find(std::string(spec.summary)), std::string::npos)
+        << spec.name << ": " << r.out;
+  }
+}
 
 TEST_F(LeasectlTest, ExitZeroOnSuccess) {
   auto r = ctl("start 'fix the fetcher timeout' --keyword fetcher --done-when 'tests pass'");
