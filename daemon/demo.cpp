@@ -20,6 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "base/mountinfo.hpp"
+#include "base/spawn.hpp"
+
 namespace leasefs::fuse {
 
 namespace {
@@ -29,49 +32,9 @@ void on_signal(int) {
   g_interrupted = 1;
 }
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr, interleaved
-};
-
-std::string read_all(int fd) {
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
-
 // Runs argv in `cwd` with stdout+stderr captured. No shell unless argv says so.
-Result run(const std::vector<std::string>& argv, const std::string& cwd = "") {
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return {-1, std::strerror(errno)};
-  pid_t pid = ::fork();
-  if (pid < 0) return {-1, std::strerror(errno)};
-  if (pid == 0) {
-    ::dup2(pipefd[1], 1);
-    ::dup2(pipefd[1], 2);
-    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(127);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
-    ::_exit(127);
-  }
-  ::close(pipefd[1]);
-  Result r;
-  r.out = read_all(pipefd[0]);
-  ::close(pipefd[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+base::RunResult run(const std::vector<std::string>& argv, const std::string& cwd = "") {
+  return base::run_argv(argv, {.cwd = cwd, .timeout_s = 60});
 }
 
 std::string indent(const std::string& text, const char* prefix = "      ") {
@@ -98,12 +61,8 @@ std::string find_leasectl() {
 }
 
 bool is_mounted(const std::string& path) {
-  std::ifstream in("/proc/self/mountinfo");
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, mountpoint;
-    fields >> id >> parent >> dev >> root >> mountpoint;
-    if (mountpoint == path) return true;
+  for (const auto& m : base::read_mountinfo()) {
+    if (m.mount_point == path) return true;
   }
   return false;
 }
@@ -189,15 +148,15 @@ class Demo {
   }
   void section(const char* title) { std::printf("\n== %s\n", title); }
 
-  Result cmd(const std::vector<std::string>& argv) {
+  base::RunResult cmd(const std::vector<std::string>& argv) {
     std::string line = "$";
     for (const auto& a : argv) line += " " + a;
     std::printf("  %s\n", line.c_str());
-    Result r = run(argv, dir_);  // never from inside the mount it may unmount
-    std::fputs(indent(r.out).c_str(), stdout);
+    base::RunResult r = run(argv, dir_);  // never from inside the mount it may unmount
+    std::fputs(indent(r.output).c_str(), stdout);
     return r;
   }
-  Result ctl(std::vector<std::string> args) {
+  base::RunResult ctl(std::vector<std::string> args) {
     args.insert(args.begin(), {leasectl_, "--socket", socket_});
     std::string line = "$ leasectl";
     for (size_t i = 3; i < args.size(); ++i) {
@@ -205,14 +164,14 @@ class Demo {
       line += quote ? " \"" + args[i] + "\"" : " " + args[i];
     }
     std::printf("  %s\n", line.c_str());
-    Result r = run(args, root_);
-    std::fputs(indent(r.out).c_str(), stdout);
+    base::RunResult r = run(args, root_);
+    std::fputs(indent(r.output).c_str(), stdout);
     return r;
   }
-  Result shell(const std::string& script) {
+  base::RunResult shell(const std::string& script) {
     std::printf("  $ %s\n", script.c_str());
-    Result r = run({"sh", "-c", script}, root_);
-    std::fputs(indent(r.out).c_str(), stdout);
+    base::RunResult r = run({"sh", "-c", script}, root_);
+    std::fputs(indent(r.output).c_str(), stdout);
     return r;
   }
   // The daemon lists refusals in status.md shortly after they happen.
@@ -234,12 +193,13 @@ class Demo {
     std::printf("    %s %s\n", ok ? "ok  " : "FAIL", what.c_str());
     (ok ? passed_ : failed_)++;
   }
-  void expect_ok(const Result& r, const std::string& what) {
+  void expect_ok(const base::RunResult& r, const std::string& what) {
     expect(r.exit_code == 0,
            what + (r.exit_code == 0 ? "" : " (exit " + std::to_string(r.exit_code) + ")"));
   }
-  void expect_refused(const Result& r, const std::string& what) {
-    const bool refused = r.exit_code != 0 && r.out.find("Permission denied") != std::string::npos;
+  void expect_refused(const base::RunResult& r, const std::string& what) {
+    const bool refused =
+        r.exit_code != 0 && r.output.find("Permission denied") != std::string::npos;
     expect(refused, what + (refused ? ": refused by the kernel with EACCES" : ": was NOT refused"));
   }
 

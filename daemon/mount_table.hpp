@@ -5,16 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "base/mountinfo.hpp"
+
 namespace leasefs::fuse {
 
-struct MountEntry {
-  std::string mount_point;
-  std::string fstype;  // "fuse.leasefs"
-  std::string source;  // the root path (fsname)
-  std::string device;  // "major:minor"; for FUSE the minor names the connection
-};
+using base::MountEntry;
 
-std::vector<MountEntry> read_mounts();
 // The fuse.leasefs mount whose mount point is exactly `path`, if any.
 std::optional<MountEntry> leasefs_mount_at(const std::string& path);
 

@@ -6,28 +6,12 @@
 #include <climits>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
-#include <vector>
+
+#include "base/mountinfo.hpp"
 
 namespace leasefs::gate {
 
 namespace {
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape_mountinfo(std::string_view field) {
-  std::string out;
-  for (size_t i = 0; i < field.size(); ++i) {
-    if (field[i] == '\\' && i + 3 < field.size() && field[i + 1] >= '0' && field[i + 1] <= '7' &&
-        field[i + 2] >= '0' && field[i + 2] <= '7' && field[i + 3] >= '0' && field[i + 3] <= '7') {
-      out.push_back(static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 +
-                                      (field[i + 3] - '0')));
-      i += 3;
-    } else {
-      out.push_back(field[i]);
-    }
-  }
-  return out;
-}
 
 bool contains_path(std::string_view mountpoint, std::string_view path) {
   if (mountpoint == "/") return true;
@@ -82,21 +66,12 @@ std::optional<std::string> discover_socket(std::string_view dir) {
   if (!::realpath(dir_s.c_str(), resolved)) return std::nullopt;
   std::string path = resolved;
 
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
   std::string best;
-  while (std::getline(in, line)) {
-    // id parent major:minor root mountpoint options [optional...] - fstype source super
-    std::istringstream fields(line);
-    std::vector<std::string> f;
-    std::string tok;
-    while (fields >> tok) f.push_back(tok);
-    size_t sep = 0;
-    while (sep < f.size() && f[sep] != "-") ++sep;
-    if (f.size() < 5 || sep + 1 >= f.size()) continue;
-    if (f[sep + 1] != "fuse.leasefs") continue;
-    std::string mountpoint = unescape_mountinfo(f[4]);
-    if (contains_path(mountpoint, path) && mountpoint.size() > best.size()) best = mountpoint;
+  for (const auto& m : base::read_mountinfo()) {
+    if (m.fstype != "fuse.leasefs") continue;
+    if (contains_path(m.mount_point, path) && m.mount_point.size() > best.size()) {
+      best = m.mount_point;
+    }
   }
   if (best.empty()) return std::nullopt;
 

@@ -1,31 +1,13 @@
-// Running real tools from tests: `sh -c SCRIPT` in a directory, optionally as
-// another user, with a timeout; stdout and stderr come back together.
+// Tests run real tools through the project's one spawner (base/spawn.hpp).
 #pragma once
 
-#include <sys/types.h>
-
-#include <optional>
-#include <string>
-#include <vector>
+#include "base/spawn.hpp"
 
 namespace leasefs::test {
 
-struct RunResult {
-  int exit_code = -1;  // 128+N when killed by signal N; -1 when it could not start
-  std::string output;  // stdout and stderr, interleaved
-  bool ok() const { return exit_code == 0; }
-};
-
-struct RunOptions {
-  std::string cwd;
-  std::optional<uid_t> uid;  // run as this uid (gid = `gid`, no supplementary groups)
-  gid_t gid = 65534;
-  int timeout_s = 60;
-};
-
-RunResult run_sh(const std::string& script, const RunOptions& options = {});
-
-// Like run_sh but for argv (no shell).
-RunResult run_argv(const std::vector<std::string>& argv, const RunOptions& options = {});
+using base::run_argv;
+using base::run_sh;
+using base::RunOptions;
+using base::RunResult;
 
 }  // namespace leasefs::test

@@ -1,4 +1,4 @@
-#include "tests/support/run.hpp"
+#include "base/spawn.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -10,8 +10,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
-namespace leasefs::test {
+namespace leasefs::base {
 
 namespace {
 
@@ -51,6 +52,10 @@ RunResult run_argv(const std::vector<std::string>& argv, const RunOptions& optio
       }
     }
     ::execvp(args[0], args.data());
+    static const char kCannot[] = "cannot run ";
+    (void)!::write(2, kCannot, sizeof kCannot - 1);
+    (void)!::write(2, args[0], ::strlen(args[0]));
+    (void)!::write(2, "\n", 1);
     ::_exit(127);
   }
   ::close(fds[1]);
@@ -93,4 +98,4 @@ RunResult run_sh(const std::string& script, const RunOptions& options) {
   return run_argv({"/bin/sh", "-c", script}, options);
 }
 
-}  // namespace leasefs::test
+}  // namespace leasefs::base

@@ -1,0 +1,43 @@
+#include "base/mountinfo.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace leasefs::base {
+
+std::string unescape_mountinfo(const std::string& field) {
+  std::string out;
+  for (size_t i = 0; i < field.size(); ++i) {
+    auto octal = [&](size_t k) { return field[i + k] >= '0' && field[i + k] <= '7'; };
+    if (field[i] == '\\' && i + 3 < field.size() && octal(1) && octal(2) && octal(3)) {
+      out.push_back(static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 +
+                                      (field[i + 3] - '0')));
+      i += 3;
+    } else {
+      out.push_back(field[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<MountEntry> read_mountinfo(const std::string& path) {
+  std::vector<MountEntry> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    // id parent major:minor root mount-point options [optional...] - fstype source super
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, mount_point, options, field;
+    if (!(fields >> id >> parent >> dev >> root >> mount_point >> options)) continue;
+    while (fields >> field && field != "-") {
+    }
+    MountEntry e;
+    e.device = dev;
+    fields >> e.fstype >> e.source;
+    e.mount_point = unescape_mountinfo(mount_point);
+    e.source = unescape_mountinfo(e.source);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace leasefs::base

@@ -1,0 +1,23 @@
+// The mount table as /proc/self/mountinfo lists it, parsed in one place.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace leasefs::base {
+
+struct MountEntry {
+  std::string mount_point;  // unescaped
+  std::string fstype;       // "fuse.leasefs", "ext4", ...
+  std::string source;       // unescaped; for leasefs the root path (fsname)
+  std::string device;       // "major:minor"; for FUSE the minor names the connection
+};
+
+// In the order the kernel lists them: of two entries on one mount point, the
+// later one is on top. Empty if the table cannot be read.
+std::vector<MountEntry> read_mountinfo(const std::string& path = "/proc/self/mountinfo");
+
+// mountinfo escapes space, tab, newline and backslash as \ooo.
+std::string unescape_mountinfo(const std::string& field);
+
+}  // namespace leasefs::base
