@@ -15,25 +15,11 @@
 #include "base/unique_fd.hpp"
 #include "daemon/runtime.hpp"
 #include "protocol/client.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate::control::test {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "leasefs-ctl-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using leasefs::test::TempDir;
 
 class RuntimeHarness {
  public:

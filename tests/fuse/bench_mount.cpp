@@ -12,6 +12,7 @@
 #include "fuse/filesystem.hpp"
 #include "fuse/session.hpp"
 #include "gate/gate.hpp"
+#include "tests/support/snapshots.hpp"
 
 using namespace leasefs;
 
@@ -30,15 +31,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   gate::Gate gate;
-  gate::GateSnapshot s;
-  s.has_task = true;
-  s.status = gate::TaskStatus::kInProgress;
-  s.turn = 1;
-  gate::Grant g;
-  g.id = "G_1";
-  g.turn = 1;
-  s.grants.push_back(g);
-  gate.publish(std::move(s));
+  gate.publish(leasefs::test::leased_snapshot(1));
   try {
     fuse::Filesystem fs(root.get(), gate, fo);
     fuse::MountOptions mo;

@@ -49,21 +49,6 @@ void seed(const MountedFs& fs, const std::string& script) {
   ASSERT_TRUE(r.ok()) << r.output;
 }
 
-// A snapshot with one grant for turn `turn`, narrowed to `paths` (none = all).
-gate::GateSnapshot leased(uint64_t turn, std::vector<std::string> paths = {}) {
-  gate::GateSnapshot s;
-  s.has_task = true;
-  s.status = gate::TaskStatus::kInProgress;
-  s.turn = turn;
-  gate::Grant g;
-  g.id = "G_" + std::to_string(turn);
-  g.turn = turn;
-  g.reason = "red team";
-  g.paths = std::move(paths);
-  s.grants.push_back(std::move(g));
-  return s;
-}
-
 // Runs `fn` in a forked child, as `uid` (gid 65534, no supplementary groups)
 // when given. Returns what `fn` returned: 0 for success, an errno otherwise.
 int in_child(std::optional<uid_t> uid, const std::function<int()>& fn) {
@@ -507,7 +492,7 @@ TEST(Bypass, SharedMmapDeferredStoresNeedALeaseCoveringTheFileAtWriteback) {
   child.go();
   ASSERT_EQ(child.await_child(), 's');
   EXPECT_EQ(read_file(fs.backing() + "/f"), content);
-  fs.publish(leased(3, {"other/**"}));
+  fs.publish(leased_snapshot(3, {"other/**"}));
   child.go();
   EXPECT_EQ(child.join(60), 0);
   EXPECT_EQ(read_file(fs.backing() + "/f"), content);
@@ -708,7 +693,7 @@ class BypassScoped : public ::testing::Test {
 };
 
 TEST_F(BypassScoped, HardLinkOfAnOutOfScopeFileIntoScopeIsRefused) {
-  fs_.publish(leased(1, {"src/**"}));
+  fs_.publish(leased_snapshot(1, {"src/**"}));
   const std::string before = tree_digest(fs_.backing());
   for (std::optional<uid_t> uid : {std::optional<uid_t>{}, std::optional<uid_t>{kNobody}}) {
     auto r = fs_.sh("ln docs/x src/x", uid);
@@ -724,7 +709,7 @@ TEST_F(BypassScoped, HardLinkOfAnOutOfScopeFileIntoScopeIsRefused) {
 }
 
 TEST_F(BypassScoped, SymlinkInsideScopePointingOutIsResolvedByTheKernel) {
-  fs_.publish(leased(1, {"src/**"}));
+  fs_.publish(leased_snapshot(1, {"src/**"}));
   const std::string before = tree_digest(fs_.backing());
   for (std::optional<uid_t> uid : {std::optional<uid_t>{}, std::optional<uid_t>{kNobody}}) {
     for (const char* cmd :
@@ -748,7 +733,7 @@ TEST_F(BypassScoped, SymlinkInsideScopePointingOutIsResolvedByTheKernel) {
 // A name that ends in " (deleted)" is not a deleted file: `*.c` must not cover
 // "z.c (deleted)" because /proc shows unlinked files with that suffix.
 TEST_F(BypassScoped, NameEndingInDeletedIsNotMistakenForTheUnlinkedFile) {
-  fs_.publish(leased(1, {"src/*.c"}));
+  fs_.publish(leased_snapshot(1, {"src/*.c"}));
   const std::string before = tree_digest(fs_.backing());
   const std::string z = fs_.mnt() + "/src/z.c (deleted)";
   EXPECT_EQ(in_child(std::nullopt, [&] { return err_of(::open(z.c_str(), O_WRONLY)); }), EACCES);
@@ -762,12 +747,12 @@ TEST_F(BypassScoped, NameEndingInDeletedIsNotMistakenForTheUnlinkedFile) {
 // A descriptor opened in one turn, whose file was moved, is judged by where the
 // file is now, not by the name it was opened under.
 TEST_F(BypassScoped, DescriptorFollowsItsFileAcrossRenames) {
-  fs_.publish(leased(1));
+  fs_.publish(leased_snapshot(1));
   base::UniqueFd fd(::open((fs_.mnt() + "/docs/x").c_str(), O_RDWR | O_CLOEXEC));
   ASSERT_TRUE(fd);
   ASSERT_EQ(::rename((fs_.mnt() + "/docs/x").c_str(), (fs_.mnt() + "/src/moved").c_str()), 0);
   // Turn 2 grants docs/** only: the file is src/moved now, out of scope.
-  fs_.publish(leased(2, {"docs/**"}));
+  fs_.publish(leased_snapshot(2, {"docs/**"}));
   const std::string before = tree_digest(fs_.backing());
   errno = 0;
   EXPECT_EQ(::pwrite(fd.get(), "PWNED", 5, 0), -1);
@@ -780,7 +765,7 @@ TEST_F(BypassScoped, DescriptorFollowsItsFileAcrossRenames) {
   EXPECT_EQ(errno, EACCES);
   EXPECT_EQ(tree_digest(fs_.backing()), before);
   // Turn 3 grants src/**: now it is in scope.
-  fs_.publish(leased(3, {"src/**"}));
+  fs_.publish(leased_snapshot(3, {"src/**"}));
   EXPECT_EQ(::pwrite(fd.get(), "d", 1, 0), 1) << strerror(errno);
   fd.reset();
   EXPECT_EQ(read_file(fs_.backing() + "/src/moved"), "doc\n");
@@ -788,7 +773,7 @@ TEST_F(BypassScoped, DescriptorFollowsItsFileAcrossRenames) {
 
 // Opened in scope, moved out of it: the rename itself needs both ends.
 TEST_F(BypassScoped, OpenInScopeThenRenameOutIsRefused) {
-  fs_.publish(leased(1, {"src/**"}));
+  fs_.publish(leased_snapshot(1, {"src/**"}));
   base::UniqueFd fd(::open((fs_.mnt() + "/src/a.c").c_str(), O_RDWR | O_CLOEXEC));
   ASSERT_TRUE(fd);
   EXPECT_NE(::rename((fs_.mnt() + "/src/a.c").c_str(), (fs_.mnt() + "/docs/a.c").c_str()), 0);

@@ -187,16 +187,7 @@ TEST(GateReports, WriteClosedAfterLeasedWrite) {
 
 TEST(GateReports, PathNarrowedGrantSeesRealPaths) {
   MountedFs fs;
-  gate::GateSnapshot s;
-  s.has_task = true;
-  s.status = gate::TaskStatus::kInProgress;
-  s.turn = 3;
-  gate::Grant g;
-  g.id = "G_7";
-  g.turn = 3;
-  g.paths = {"src/**"};
-  s.grants.push_back(g);
-  fs.publish(std::move(s));
+  fs.publish(leased_snapshot(3, {"src/**"}));
   ::mkdir((fs.backing() + "/src").c_str(), 0755);
   ::mkdir((fs.backing() + "/docs").c_str(), 0755);
   auto r = fs.sh("echo ok > src/in.c && mkdir -p src/deep/er && echo ok > src/deep/er/x");

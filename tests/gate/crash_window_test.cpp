@@ -11,17 +11,17 @@
 #include "base/failpoint.hpp"
 #include "memory/sqlite_memory_store.hpp"
 #include "service/service.hpp"
-#include "temp_root.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate {
 namespace {
 
-using testing::TempRoot;
+using test::TempDir;
 
 const Actor kPerson{.pid = 1, .uid = 0, .gid = 0, .approver = true};
 
 struct Daemon {
-  explicit Daemon(const TempRoot& root)
+  explicit Daemon(const TempDir& root)
       : dir(root.fd(), root.path()),
         store(dir),
         memory(dir.path("memory.db")),
@@ -44,7 +44,7 @@ CheckpointArgs args() {
 }
 
 // Runs a checkpoint in a child with `point` armed; returns the child's exit code.
-int checkpoint_in_child(const TempRoot& root, const char* point) {
+int checkpoint_in_child(const TempDir& root, const char* point) {
   pid_t child = ::fork();
   if (child == 0) {
     ::setenv("LEASEFS_FAILPOINT", point, 1);
@@ -64,7 +64,7 @@ int checkpoint_in_child(const TempRoot& root, const char* point) {
 class CrashWindow : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CrashWindow, I7_CrashLeavesLastGoodStateAndOneCheckpointAfterRetry) {
-  TempRoot root;
+  TempDir root;
   std::string task;
   {
     Daemon d(root);
@@ -107,7 +107,7 @@ INSTANTIATE_TEST_SUITE_P(Points, CrashWindow,
                          });
 
 TEST(CrashWindowMemory, I2_RealMemoryFailureLeavesNoRecordAndRetryWritesOne) {
-  TempRoot root;
+  TempDir root;
   {
     Daemon d(root);
     d.service.start({"rewrite the parser", {}, ""}, kPerson);
@@ -129,7 +129,7 @@ class LedgerThenState : public ::testing::TestWithParam<bool> {};
 
 TEST_P(LedgerThenState, I7_KilledBetweenLedgerAndStateNoLeaseAndNoReusedGrantId) {
   const bool via_approve = GetParam();
-  TempRoot root;
+  TempDir root;
   std::string request_id;
   {
     Daemon d(root);

@@ -7,13 +7,13 @@
 #include "base/error.hpp"
 #include "fake_memory.hpp"
 #include "service/checkpoint_text.hpp"
-#include "temp_root.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate {
 namespace {
 
+using test::TempDir;
 using testing::FakeMemory;
-using testing::TempRoot;
 
 const Actor kPerson{.pid = 1, .uid = 0, .gid = 0, .approver = true};
 const Actor kAgent{.pid = 2, .uid = 1000, .gid = 1000, .approver = false};
@@ -44,7 +44,7 @@ class ServiceTest : public ::testing::Test {
     a.verified = "unit tests pass";
     return a;
   }
-  std::string state_file() { return TempRoot::read(root_.longrun("state.json")); }
+  std::string state_file() { return TempDir::read(root_.longrun("state.json")); }
   void restart() {
     service_.reset();
     service_ = std::make_unique<Service>(store_, memory_, &ledger_, gate_, events_);
@@ -58,7 +58,7 @@ class ServiceTest : public ::testing::Test {
     }
   }
 
-  TempRoot root_;
+  TempDir root_;
   LongrunDir dir_;
   StateStore store_;
   FakeMemory memory_;
@@ -309,11 +309,11 @@ TEST_F(ServiceTest, RequestApproveBecomesALeaseForThisTurnOnly) {
 
 TEST_F(ServiceTest, StatusReportIsWrittenAndTellsHowToAsk) {
   service_->start({"fix it", {}, ""}, kAgent);
-  const std::string md = TempRoot::read(root_.longrun("status.md"));
+  const std::string md = TempDir::read(root_.longrun("status.md"));
   EXPECT_NE(md.find("leasectl request --reason"), std::string::npos);
   EXPECT_NE(md.find("in_progress"), std::string::npos);
   service_->grant({"change the timeout", {}, kAllOps, std::nullopt}, kPerson);
-  EXPECT_NE(TempRoot::read(root_.longrun("status.md")).find("change the timeout"),
+  EXPECT_NE(TempDir::read(root_.longrun("status.md")).find("change the timeout"),
             std::string::npos);
 }
 
@@ -369,9 +369,9 @@ TEST_F(ServiceTest, I2_APendingCheckpointReplaysEvenIfTheTaskMovedOn) {
 
 TEST_F(ServiceTest, I7_ACorruptPendingCheckpointIsStateCorrupt) {
   start_and_grant();
-  TempRoot::write(root_.longrun("pending_checkpoint.json"), "{}");
+  TempDir::write(root_.longrun("pending_checkpoint.json"), "{}");
   expect_error([&] { service_->resume(std::nullopt, kAgent); }, "state_corrupt");
-  EXPECT_EQ(TempRoot::read(root_.longrun("pending_checkpoint.json")), "{}");
+  EXPECT_EQ(TempDir::read(root_.longrun("pending_checkpoint.json")), "{}");
 }
 
 TEST_F(ServiceTest, ResumeOfAnotherTaskSwitchesOnlyWhenItSucceeds) {

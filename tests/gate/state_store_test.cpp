@@ -6,12 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
-#include "temp_root.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate {
 namespace {
 
-using testing::TempRoot;
+using test::TempDir;
 
 TaskState sample() {
   TaskState s;
@@ -25,8 +25,8 @@ TaskState sample() {
   return s;
 }
 
-void expect_corrupt(const TempRoot& root, const std::string& content, const std::string& why) {
-  TempRoot::write(root.longrun("state.json"), content);
+void expect_corrupt(const TempDir& root, const std::string& content, const std::string& why) {
+  TempDir::write(root.longrun("state.json"), content);
   LongrunDir dir(root.fd(), root.path());
   StateStore store(dir);
   try {
@@ -37,11 +37,11 @@ void expect_corrupt(const TempRoot& root, const std::string& content, const std:
     EXPECT_NE(std::string(e.what()).find("state.json"), std::string::npos) << e.what();
   }
   // Never overwritten by the failed load.
-  EXPECT_EQ(TempRoot::read(root.longrun("state.json")), content) << why;
+  EXPECT_EQ(TempDir::read(root.longrun("state.json")), content) << why;
 }
 
 TEST(StateStore, I7_CorruptStateIsAnErrorNeverAnEmptyStart) {
-  TempRoot root;
+  TempDir root;
   { LongrunDir dir(root.fd(), root.path()); }
   expect_corrupt(root, "{\"task_id\": \"T_1\", \"status\": ", "truncated JSON");
   expect_corrupt(root, "", "empty file");
@@ -52,7 +52,7 @@ TEST(StateStore, I7_CorruptStateIsAnErrorNeverAnEmptyStart) {
 }
 
 TEST(StateStore, I7_SaveThenLoadRoundTripsAndLeavesNoTempFile) {
-  TempRoot root;
+  TempDir root;
   LongrunDir dir(root.fd(), root.path());
   StateStore store(dir);
   EXPECT_FALSE(store.load().has_value());
@@ -65,28 +65,28 @@ TEST(StateStore, I7_SaveThenLoadRoundTripsAndLeavesNoTempFile) {
   EXPECT_EQ(loaded->next_step, "edit src/pay.c");
   ASSERT_EQ(loaded->history.size(), 1u);
   EXPECT_FALSE(std::filesystem::exists(root.longrun(".state.json.tmp")));
-  auto j = nlohmann::json::parse(TempRoot::read(root.longrun("state.json")));
+  auto j = nlohmann::json::parse(TempDir::read(root.longrun("state.json")));
   EXPECT_EQ(j["schema_version"], kStateSchemaVersion);
 }
 
 TEST(StateStore, I3_LoadingRevokesAnyLease) {
-  TempRoot root;
+  TempDir root;
   LongrunDir dir(root.fd(), root.path());
   StateStore store(dir);
   store.save(sample());
-  EXPECT_NE(TempRoot::read(root.longrun("state.json")).find("G_0001"), std::string::npos);
+  EXPECT_NE(TempDir::read(root.longrun("state.json")).find("G_0001"), std::string::npos);
   auto loaded = store.load();
   ASSERT_TRUE(loaded.has_value());
   EXPECT_TRUE(loaded->grants.empty());
 }
 
 TEST(StateStore, I3_OldWritableModeLoadsReadOnly) {
-  TempRoot root;
+  TempDir root;
   { LongrunDir dir(root.fd(), root.path()); }
   // A state from before schema versions, whose only permission was a mode flag.
-  TempRoot::write(root.longrun("state.json"),
-                  R"({"task_id":"T_old","description":"old","status":"in_progress",)"
-                  R"("turn_index":7,"access_mode":"writable"})");
+  TempDir::write(root.longrun("state.json"),
+                 R"({"task_id":"T_old","description":"old","status":"in_progress",)"
+                 R"("turn_index":7,"access_mode":"writable"})");
   LongrunDir dir(root.fd(), root.path());
   StateStore store(dir);
   auto loaded = store.load();
@@ -97,7 +97,7 @@ TEST(StateStore, I3_OldWritableModeLoadsReadOnly) {
 }
 
 TEST(LongrunDir, I4_SecondOwnerOfTheSameRootIsRefusedByName) {
-  TempRoot root;
+  TempDir root;
   LongrunDir first(root.fd(), root.path());
   // A second process trying to own the root.
   int pipefd[2];
@@ -128,13 +128,13 @@ TEST(LongrunDir, I4_SecondOwnerOfTheSameRootIsRefusedByName) {
 }
 
 TEST(LongrunDir, I4_LockIsReleasedWithItsOwner) {
-  TempRoot root;
+  TempDir root;
   { LongrunDir first(root.fd(), root.path()); }
   EXPECT_NO_THROW(LongrunDir second(root.fd(), root.path()));
 }
 
 TEST(LongrunDir, I4_EverythingLivesUnderLongrun) {
-  TempRoot root;
+  TempDir root;
   LongrunDir dir(root.fd(), root.path());
   StateStore store(dir);
   store.save(sample());

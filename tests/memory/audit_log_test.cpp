@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "base/sha256.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::memory {
 namespace {
@@ -38,7 +38,7 @@ class AuditLogTest : public ::testing::Test {
     for (const auto& line : lines) out << line << '\n';
   }
 
-  testing::TempDir dir_;
+  test::TempDir dir_;
 };
 
 TEST_F(AuditLogTest, AppendedRecordsVerify) {

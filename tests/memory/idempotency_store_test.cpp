@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::memory {
 namespace {
@@ -38,7 +38,7 @@ TEST(IdempotencyStore, TheCommandIsKeptWithTheReply) {
 }
 
 TEST(IdempotencyStore, PersistsAcrossReopen) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.file("memory.db");
   {
     IdempotencyStore store(path);

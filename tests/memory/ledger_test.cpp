@@ -7,7 +7,7 @@
 #include <memory>
 #include <thread>
 
-#include "temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::memory {
 namespace {
@@ -178,7 +178,7 @@ TEST(Ledger, RecordsGrantsAndRevokes) {
 }
 
 TEST(Ledger, ConcurrentApprovalsFromSeparateConnectionsSucceedOnce) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.file("memory.db");
   const std::string id = Ledger(path).create_request("T_1", 1, "edit A", {"a"}, kAgent).id;
 
@@ -214,7 +214,7 @@ TEST(Ledger, ConcurrentApprovalsFromSeparateConnectionsSucceedOnce) {
 }
 
 TEST(Ledger, ManyWritersOnOneFile) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.file("memory.db");
   constexpr int kThreads = 4;
   constexpr int kEach = 25;

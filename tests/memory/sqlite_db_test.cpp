@@ -7,13 +7,13 @@
 
 #include "memory/memory_error.hpp"
 #include "memory/schema.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::memory {
 namespace {
 
 TEST(SqliteDb, OpensFileInWalMode) {
-  testing::TempDir dir;
+  test::TempDir dir;
   SqliteDb db = open_database(dir.file("memory.db"));
   EXPECT_EQ(db.journal_mode(), "wal");
   EXPECT_EQ(schema_version(db), schema_version_latest());
@@ -32,7 +32,7 @@ TEST(SqliteDb, ForeignKeysAreOn) {
 }
 
 TEST(SqliteDb, MigrationIsIdempotentAcrossReopen) {
-  testing::TempDir dir;
+  test::TempDir dir;
   { SqliteDb db = open_database(dir.file("memory.db")); }
   SqliteDb db = open_database(dir.file("memory.db"));
   auto stmt = db.prepare("SELECT COUNT(*) FROM schema_version");
@@ -42,7 +42,7 @@ TEST(SqliteDb, MigrationIsIdempotentAcrossReopen) {
 }
 
 TEST(SqliteDb, NewerSchemaIsRefused) {
-  testing::TempDir dir;
+  test::TempDir dir;
   {
     SqliteDb db = open_database(dir.file("memory.db"));
     db.prepare("UPDATE schema_version SET version = ?").bind(1, schema_version_latest() + 1).run();
@@ -86,7 +86,7 @@ TEST(SqliteDb, ErrorsNameTheDatabase) {
 }
 
 TEST(SqliteDb, OpenFailsWhenParentIsAFile) {
-  testing::TempDir dir;
+  test::TempDir dir;
   std::ofstream(dir.file("not-a-dir")) << "x";
   EXPECT_THROW(SqliteDb(dir.file("not-a-dir") + "/memory.db"), MemoryError);
 }

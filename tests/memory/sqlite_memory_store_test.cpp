@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "memory/memory_error.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::memory {
 namespace {
@@ -213,7 +213,7 @@ TEST(SqliteMemoryStore, NewestByTypeAndTask) {
 }
 
 TEST(SqliteMemoryStore, PersistsAcrossReopen) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.file("memory.db");
   {
     SqliteMemoryStore store(path);
@@ -226,7 +226,7 @@ TEST(SqliteMemoryStore, PersistsAcrossReopen) {
 }
 
 TEST(SqliteMemoryStore, SaveOnReadOnlyDatabaseThrows) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.file("memory.db");
   { SqliteMemoryStore(path).save(note("kept", "before")); }
   SqliteMemoryStore store(path, SqliteDb::Options{.read_only = true});
@@ -243,7 +243,7 @@ TEST(SqliteMemoryStore, SaveOnReadOnlyDatabaseThrows) {
 }
 
 TEST(SqliteMemoryStore, OpenFailsWhenDirectoryIsMissing) {
-  testing::TempDir dir;
+  test::TempDir dir;
   EXPECT_THROW(SqliteMemoryStore(dir.file("no-such-dir") + "/memory.db"), MemoryError);
 }
 

@@ -22,18 +22,6 @@ namespace leasefs::test {
 
 namespace stdfs = std::filesystem;
 
-std::string make_temp_dir(const std::string& prefix) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "XXXXXX";
-  if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
-  return templ;
-}
-
-void remove_tree(const std::string& dir) {
-  std::error_code ec;
-  stdfs::remove_all(dir, ec);
-}
-
 namespace {
 
 // Aborting a FUSE connection fails every request still waiting on it, so a thread
@@ -118,24 +106,11 @@ void MountedFs::stop() {
 }
 
 void MountedFs::grant() {
-  gate::GateSnapshot s;
-  s.has_task = true;
-  s.status = gate::TaskStatus::kInProgress;
-  s.turn = 1;
-  gate::Grant g;
-  g.id = "G_1";
-  g.turn = 1;
-  g.reason = "test";
-  s.grants.push_back(g);
-  gate_.publish(std::move(s));
+  gate_.publish(leased_snapshot(1));
 }
 
 void MountedFs::revoke() {
-  gate::GateSnapshot s;
-  s.has_task = true;
-  s.status = gate::TaskStatus::kInProgress;
-  s.turn = 2;
-  gate_.publish(std::move(s));
+  gate_.publish(unleased_snapshot(2));
 }
 
 RunResult MountedFs::sh(const std::string& script, std::optional<uid_t> uid, int timeout_s) {

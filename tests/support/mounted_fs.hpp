@@ -18,6 +18,8 @@
 #include "fuse/session.hpp"
 #include "gate/gate.hpp"
 #include "tests/support/run.hpp"
+#include "tests/support/snapshots.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::test {
 
@@ -66,9 +68,5 @@ class MountedFs {
 // Sorted listing of a tree with types, modes, owners, sizes and content hashes
 // (symlink targets for links). Equal digests: nothing changed underneath.
 std::string tree_digest(const std::string& dir);
-
-// Makes a fresh directory under $TMPDIR (or /tmp); removes it with remove_tree.
-std::string make_temp_dir(const std::string& prefix);
-void remove_tree(const std::string& dir);
 
 }  // namespace leasefs::test
