@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gate/actor.hpp"
+#include "gate/control/arg_text.hpp"
 #include "gate/control/request.hpp"
 
 namespace leasefs::gate {
@@ -98,11 +99,5 @@ class Dispatcher {
   // anyway, so this costs nothing real.
   std::mutex keyed_mu_;
 };
-
-// Helpers shared with leasectl and tests.
-// "write, create,,rename" -> {"write","create","rename"}: items trimmed, empty ones dropped.
-std::vector<std::string> split_csv(std::string_view text);
-// "10m", "30s", "1h", "2d", "500ms" or a number of seconds -> milliseconds.
-std::optional<int64_t> parse_duration_ms(std::string_view text) noexcept;
 
 }  // namespace leasefs::gate::control

@@ -1,0 +1,18 @@
+// Argument text shared by the daemon's command table and leasectl (which must not
+// link the daemon's side to parse it).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leasefs::gate::control {
+
+// "write, create,,rename" -> {"write","create","rename"}: items trimmed, empty ones dropped.
+std::vector<std::string> split_csv(std::string_view text);
+// "10m", "30s", "1h", "2d", "500ms" or a number of seconds -> milliseconds.
+std::optional<int64_t> parse_duration_ms(std::string_view text) noexcept;
+
+}  // namespace leasefs::gate::control
