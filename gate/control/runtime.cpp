@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "gate/control/commands.hpp"
+#include "gate/control/daemon_discovery.hpp"
 #include "gate/control/event_pump.hpp"
 #include "gate/control/server.hpp"
 #include "gate/control/socket_path.hpp"
@@ -101,6 +102,7 @@ struct Runtime::Impl {
         audit_thread([this] { audit_main(); }),
         memo(idempotency) {
     try {
+      dir.share_with(options.agent_gid);
       service = std::make_unique<Service>(store, memory, &ledger, gate, bus);
       pump = std::make_unique<control::GateEventPump>(service.get(), bus, options.hash_limit_bytes);
       pump->start();
@@ -160,8 +162,9 @@ struct Runtime::Impl {
     so.write_timeout = options.write_timeout;
     auto s = std::make_unique<control::Server>(so, *dispatcher, bus);
     s->start();
-    // Clients inside the mount find the socket here (reads are never gated).
-    store.write_file("socket", socket_path + "\n");
+    // Clients inside the mount find the socket and the daemon's pid here (reads
+    // are never gated; only the daemon writes .longrun).
+    store.write_file("socket", format_socket_pointer(socket_path, ::getpid()));
     server = std::move(s);
   }
 
