@@ -24,6 +24,7 @@
 #include "gate/control/socket_path.hpp"
 #include "gate/error.hpp"
 #include "gate/event_bus.hpp"
+#include "gate/git_exclude.hpp"
 #include "gate/longrun_dir.hpp"
 #include "gate/service.hpp"
 #include "gate/state_store.hpp"
@@ -103,6 +104,7 @@ struct Runtime::Impl {
         memo(idempotency) {
     try {
       dir.share_with(options.agent_gid);
+      if (auto done = exclude_longrun_from_git(root_fd)) spdlog::info("{}", *done);
       service = std::make_unique<Service>(store, memory, &ledger, gate, bus);
       pump = std::make_unique<control::GateEventPump>(service.get(), bus, options.hash_limit_bytes);
       pump->start();
