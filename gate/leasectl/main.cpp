@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -459,6 +460,29 @@ int main(int argc, char** argv) {
     mcp = true;
   });
 
+  // An unknown command word is named, with the nearest command, before CLI11
+  // would only say that a subcommand is required.
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--socket" || arg == "--idempotency-key") {
+      ++i;
+      continue;
+    }
+    if (!arg.empty() && arg[0] == '-') continue;
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      names.push_back(sub->get_name());
+      for (const auto& a : sub->get_aliases()) names.push_back(a);
+    }
+    if (std::find(names.begin(), names.end(), arg) == names.end()) {
+      const std::string near = leasefs::gate::control::closest_word(arg, names);
+      std::fprintf(stderr,
+                   "leasectl: unknown command '%s'%s\nRun `leasectl --help` for the list.\n",
+                   arg.c_str(), near.empty() ? "" : ("; did you mean '" + near + "'?").c_str());
+      return kExitUsage;
+    }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
