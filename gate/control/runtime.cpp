@@ -21,6 +21,7 @@
 #include "gate/control/daemon_discovery.hpp"
 #include "gate/control/event_pump.hpp"
 #include "gate/control/server.hpp"
+#include "gate/control/socket_acl.hpp"
 #include "gate/control/socket_path.hpp"
 #include "gate/error.hpp"
 #include "gate/event_bus.hpp"
@@ -164,6 +165,17 @@ struct Runtime::Impl {
     so.write_timeout = options.write_timeout;
     auto s = std::make_unique<control::Server>(so, *dispatcher, bus);
     s->start();
+    if (options.agent_gid) {
+      // The socket is the agent's group's; other approvers get an ACL entry each.
+      std::vector<uid_t> uids;
+      for (uid_t u : options.approver_uids) {
+        if (u != 0 && u != ::geteuid()) uids.push_back(u);
+      }
+      if (auto why = control::allow_on_socket(socket_path, uids, options.approver_gids)) {
+        s->stop();
+        throw Error(code::kIoError, *why);
+      }
+    }
     // Clients inside the mount find the socket and the daemon's pid here (reads
     // are never gated; only the daemon writes .longrun).
     store.write_file("socket", format_socket_pointer(socket_path, ::getpid()));

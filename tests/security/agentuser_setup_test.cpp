@@ -90,5 +90,32 @@ TEST_F(AgentUserTest, AgentSetupInOneCommand) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// Approvers other than root reach the agent's socket too (an ACL entry each); others
+// still do not.
+TEST_F(AgentUserTest, AgentSetupLetsConfiguredApproversIn) {
+  const auto [uid, gid] = add_user("lfsagent");
+  const std::string agent = users.back();
+  const auto [approver_uid, approver_gid] = add_user("lfsappr");
+  const std::string root = base + "/root", sock = base + "/ctl.sock";
+  ::mkdir(root.c_str(), 0755);
+  ASSERT_EQ(::chown(root.c_str(), uid, gid), 0);
+  RunResult r = leasefs({"mount", root, "--agent", agent, "--socket", sock, "--approver-uid",
+                         std::to_string(approver_uid)},
+                        root, root);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(run_argv({LEASECTL_PATH, "--socket", sock, "start", "approvers"}).exit_code, 0);
+
+  RunResult grant =
+      as_user(approver_uid, approver_gid,
+              q(LEASECTL_PATH) + " --socket " + q(sock) + " grant --reason yes", base);
+  EXPECT_EQ(grant.exit_code, 0) << grant.output;
+  RunResult agent_status =
+      as_user(uid, gid, q(LEASECTL_PATH) + " --socket " + q(sock) + " status", base);
+  EXPECT_EQ(agent_status.exit_code, 0) << agent_status.output;
+  RunResult other =
+      as_user(65534, 65534, q(LEASECTL_PATH) + " --socket " + q(sock) + " status", base);
+  EXPECT_EQ(other.exit_code, 3) << other.output;
+}
+
 }  // namespace
 }  // namespace leasefs::test
