@@ -81,6 +81,31 @@ std::optional<AgentUser> resolve_agent(const std::string& user, std::string* err
   }
   groups.resize(static_cast<size_t>(n));
   a.groups = std::move(groups);
+
+  // The socket and status.md go to USER's primary group: it must be USER's alone,
+  // or whoever else is in it reaches the socket too.
+  std::vector<std::string> others;
+  if (const group* gr = ::getgrgid(a.gid)) {
+    for (char** m = gr->gr_mem; m && *m; ++m) {
+      if (a.name != *m) others.push_back(*m);
+    }
+  }
+  ::setpwent();
+  while (const passwd* p = ::getpwent()) {
+    if (p->pw_gid == a.gid && a.name != p->pw_name) others.push_back(p->pw_name);
+  }
+  ::endpwent();
+  if (!others.empty()) {
+    std::string names;
+    for (const auto& o : others) names += (names.empty() ? "" : ", ") + o;
+    const group* gr = ::getgrgid(a.gid);
+    const std::string gname = gr ? gr->gr_name : std::to_string(a.gid);
+    *error = "--agent " + user + ": the socket and status.md go to " + a.name + "'s group " +
+             gname + ", which " + names + (others.size() == 1 ? " is" : " are") + " in too. Give " +
+             a.name + " a group of its own, then mount again:\n  groupadd " + a.name +
+             "-agent && usermod -g " + a.name + "-agent " + a.name;
+    return std::nullopt;
+  }
   return a;
 }
 

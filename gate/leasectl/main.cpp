@@ -11,8 +11,10 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -514,6 +516,13 @@ int main(int argc, char** argv) {
   if (as_hook) {
     const json input = read_hook_input();
     const bool stop_active = input.value("stop_hook_active", false);
+    // The host says where the session works; find the daemon from there.
+    if (input.contains("cwd") && input["cwd"].is_string() &&
+        ::chdir(input["cwd"].get<std::string>().c_str()) != 0) {
+      std::fprintf(stderr, "leasectl: cannot enter the session's directory %s: %s\n",
+                   input["cwd"].get<std::string>().c_str(), std::strerror(errno));
+      return hook_failure(call.cmd, kExitNoDaemon, stop_active);
+    }
     if (call.cmd != "turn" && call.cmd != "end-turn") {
       std::fprintf(stderr, "leasectl --hook runs `turn` or `end-turn`, not `%s`\n",
                    call.cmd.c_str());

@@ -93,6 +93,19 @@ TEST_F(HostSideTest, PromptHookPassesAndAdvancesTheTurnWhenTheDaemonAnswers) {
   EXPECT_EQ(h.exit_code, 0) << h.err;
 }
 
+// The host says where the session works (hook input "cwd"); the hook follows it.
+TEST_F(HostSideTest, PromptHookFindsTheDaemonFromTheSessionsDirectory) {
+  mount();
+  const std::string cmd = hook_command("claude-code", "UserPromptSubmit");
+  HookRun h =
+      run_hook(cmd, json{{"hook_event_name", "UserPromptSubmit"}, {"cwd", mnt}}.dump(), base, base);
+  EXPECT_EQ(h.exit_code, 0) << h.err;
+  h = run_hook(cmd, R"({"hook_event_name":"UserPromptSubmit","cwd":"/nonexistent/dir"})", mnt,
+               base);
+  EXPECT_EQ(h.exit_code, 2) << h.err;
+  EXPECT_NE(h.err.find("/nonexistent/dir"), std::string::npos) << h.err;
+}
+
 TEST_F(HostSideTest, StopHookBlocksOnceThenLetsTheAgentStop) {
   const std::string cmd = hook_command("claude-code", "Stop");
   HookRun h = run_hook(cmd, R"({"hook_event_name":"Stop","stop_hook_active":false})", base, base);

@@ -117,5 +117,28 @@ TEST_F(AgentUserTest, AgentSetupLetsConfiguredApproversIn) {
   EXPECT_EQ(other.exit_code, 3) << other.output;
 }
 
+// A group shared with someone else would hand them the socket: refused, with the fix.
+TEST_F(AgentUserTest, AgentWhoseGroupIsSharedIsRefused) {
+  const auto [uid, gid] = add_user("lfsagent");
+  const std::string agent = users.back();
+  const std::string other = "lfsother" + std::to_string(::getpid() % 100000);
+  run_argv({"userdel", "-f", other});
+  ASSERT_EQ(run_argv({"useradd", "--no-create-home", "--home-dir", "/nonexistent", "--gid",
+                      std::to_string(gid), other})
+                .exit_code,
+            0);
+  users.push_back(other);
+  const std::string root = base + "/root";
+  ::mkdir(root.c_str(), 0755);
+  ASSERT_EQ(::chown(root.c_str(), uid, gid), 0);
+  RunResult r =
+      leasefs({"mount", root, "--agent", agent, "--socket", base + "/ctl.sock"}, root, root);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(other + " is in too"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("usermod -g " + agent + "-agent " + agent), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fuse::leasefs_mount_at(root));
+}
+
 }  // namespace
 }  // namespace leasefs::test
