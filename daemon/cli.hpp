@@ -16,6 +16,7 @@ struct MountCommand {
   bool foreground = false;
   std::vector<uid_t> approver_uids;
   std::vector<gid_t> approver_gids;
+  std::string agent;  // --agent USER: the recommended setup for an agent running as USER
   std::string log_level = "info";
   bool debug_fuse = false;
 };

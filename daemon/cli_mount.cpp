@@ -27,6 +27,7 @@
 
 #include "base/error.hpp"
 #include "daemon/cli.hpp"
+#include "daemon/cli_agent.hpp"
 #include "daemon/mount_table.hpp"
 #include "daemon/runtime.hpp"
 #include "fuse/filesystem.hpp"
@@ -124,7 +125,7 @@ int wait_for_child(int fd) {
 }
 
 int serve(const MountCommand& cmd, const std::string& root, const std::string& mountpoint,
-          Reporter& report) {
+          const std::optional<AgentUser>& agent, Reporter& report) {
   // Signals are taken by one thread with sigwait; block them before any thread.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -143,6 +144,13 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   ro.socket_path = cmd.socket;
   ro.approver_uids = cmd.approver_uids;
   ro.approver_gids = cmd.approver_gids;
+  if (agent) {
+    // The agent's group reads status.md and reaches the socket; nothing the daemon
+    // creates is anyone else's (FUSE workers keep their own umask, see filesystem.cpp).
+    ::umask(077);
+    ro.agent_gid = agent->gid;
+    ro.socket_gid = agent->gid;
+  }
   if (!cmd.socket_group.empty()) {
     struct group* g = ::getgrnam(cmd.socket_group.c_str());
     if (!g) {
@@ -242,12 +250,25 @@ int run_mount(const MountCommand& cmd) {
     return fail(std::string("/dev/fuse is not available: ") + std::strerror(errno) +
                 " (is the fuse module loaded, and is /dev/fuse passed to this container?)");
   }
+  std::optional<AgentUser> agent;
+  if (!cmd.agent.empty()) {
+    if (::geteuid() != 0) {
+      return fail("--agent needs root: the daemon keeps .longrun while " + cmd.agent +
+                  " owns the tree (run it with sudo, or use the system unit)");
+    }
+    agent = resolve_agent(cmd.agent, &error);
+    if (!agent) return fail(error);
+  }
   if (!check_existing_mount(*root, *root, &error)) return fail(error);
   if (mountpoint != *root && !check_existing_mount(mountpoint, *root, &error)) return fail(error);
+  if (agent) {
+    if (auto why = check_agent_can_write(*root, *agent))
+      return fail("--agent " + cmd.agent + ": " + *why);
+  }
 
   if (cmd.foreground) {
     Reporter report(-1);
-    return serve(cmd, *root, mountpoint, report);
+    return serve(cmd, *root, mountpoint, agent, report);
   }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
@@ -261,7 +282,7 @@ int run_mount(const MountCommand& cmd) {
   ::close(fds[0]);
   ::setsid();
   Reporter report(fds[1]);
-  ::_exit(serve(cmd, *root, mountpoint, report));
+  ::_exit(serve(cmd, *root, mountpoint, agent, report));
 }
 
 }  // namespace leasefs::fuse

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/unique_fd.hpp"
 #include "daemon/cli.hpp"
@@ -46,8 +47,20 @@ int run_unmount(const std::string& given) {
   }
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   if (!leasefs_mount_at(path)) {
-    std::fprintf(stderr, "error: %s is not a leasefs mount\n", path.c_str());
-    return 1;
+    // A root served at another mount point (leasefs mount ROOT MOUNTPOINT): the
+    // root names the mount as well as its mount point does.
+    std::vector<std::string> serving;
+    for (const auto& m : base::read_mountinfo()) {
+      if (m.fstype == "fuse.leasefs" && m.source == path) serving.push_back(m.mount_point);
+    }
+    if (serving.size() != 1) {
+      std::fprintf(stderr, "error: %s is not a leasefs mount%s\n", path.c_str(),
+                   serving.empty() ? "" : " (it is the root of several; name the mount point)");
+      return 1;
+    }
+    std::fprintf(stderr, "note: %s is served at %s; unmounting that\n", path.c_str(),
+                 serving[0].c_str());
+    path = serving[0];
   }
   // statfs always reaches the daemon (stat may be answered from the attr cache).
   struct statfs sfs {};

@@ -1,14 +1,41 @@
 // leasefs: the daemon. `mount` serves one root, `unmount` stops it, `demo` tells
 // the whole story.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "daemon/cli.hpp"
 #include "daemon/demo.hpp"
+#include "protocol/arg_text.hpp"
 
 int main(int argc, char** argv) {
   using namespace leasefs::fuse;
-  if (argc >= 2 && std::strcmp(argv[1], "demo") == 0) return run_demo(argc - 1, argv + 1);
+  if (argc >= 2 && std::strcmp(argv[1], "demo") == 0) {
+    for (int i = 2; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+        std::printf(
+            "leasefs demo: the whole story, end to end, in a temporary directory: a real mount,\n"
+            "real shell writes and the real leasectl (it must be next to leasefs or on PATH).\n"
+            "Needs root and /dev/fuse; leaves nothing behind. Exits non-zero if an\n"
+            "expectation fails.\n\n"
+            "Usage: leasefs demo\n");
+        return 0;
+      }
+    }
+    return run_demo(argc - 1, argv + 1);
+  }
+  if (argc >= 2 && argv[1][0] != '-') {
+    const std::vector<std::string> names = {"mount", "unmount", "demo"};
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const std::string near = leasefs::gate::control::closest_word(argv[1], names);
+      std::fprintf(stderr, "leasefs: unknown command '%s'%s\nRun `leasefs --help` for the list.\n",
+                   argv[1], near.empty() ? "" : ("; did you mean '" + near + "'?").c_str());
+      return 2;
+    }
+  }
 
   CLI::App app{"leasefs: a write-gating filesystem for coding agents"};
   app.require_subcommand(1);
@@ -23,6 +50,9 @@ int main(int argc, char** argv) {
   mount->add_flag("--foreground,-f", m.foreground, "stay attached; tell systemd when ready");
   mount->add_option("--approver-uid", m.approver_uids, "uid allowed to grant (repeatable)");
   mount->add_option("--approver-gid", m.approver_gids, "gid allowed to grant (repeatable)");
+  mount->add_option("--agent", m.agent,
+                    "the agent runs as USER: give it the socket and status.md, never the rest "
+                    "of .longrun; check it can write the tree under a lease");
   mount->add_option("--log-level", m.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   mount->add_flag("--debug-fuse", m.debug_fuse, "log every FUSE request (very verbose)");

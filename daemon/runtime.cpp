@@ -21,10 +21,13 @@
 #include "control/commands.hpp"
 #include "control/event_pump.hpp"
 #include "control/server.hpp"
+#include "control/socket_acl.hpp"
+#include "daemon/git_exclude.hpp"
 #include "memory/audit_log.hpp"
 #include "memory/idempotency_store.hpp"
 #include "memory/ledger.hpp"
 #include "memory/sqlite_memory_store.hpp"
+#include "protocol/daemon_discovery.hpp"
 #include "protocol/socket_path.hpp"
 #include "service/event_bus.hpp"
 #include "service/longrun_dir.hpp"
@@ -101,6 +104,8 @@ struct Runtime::Impl {
         audit_thread([this] { audit_main(); }),
         memo(idempotency) {
     try {
+      dir.share_with(options.agent_gid);
+      if (auto done = exclude_longrun_from_git(root_fd)) spdlog::info("{}", *done);
       service = std::make_unique<Service>(store, memory, &ledger, gate, bus);
       pump = std::make_unique<control::GateEventPump>(service.get(), bus, options.hash_limit_bytes);
       pump->start();
@@ -160,8 +165,20 @@ struct Runtime::Impl {
     so.write_timeout = options.write_timeout;
     auto s = std::make_unique<control::Server>(so, *dispatcher, bus);
     s->start();
-    // Clients inside the mount find the socket here (reads are never gated).
-    store.write_file("socket", socket_path + "\n");
+    if (options.agent_gid) {
+      // The socket is the agent's group's; other approvers get an ACL entry each.
+      std::vector<uid_t> uids;
+      for (uid_t u : options.approver_uids) {
+        if (u != 0 && u != ::geteuid()) uids.push_back(u);
+      }
+      if (auto why = control::allow_on_socket(socket_path, uids, options.approver_gids)) {
+        s->stop();
+        throw Error(Errc::kIoError, *why);
+      }
+    }
+    // Clients inside the mount find the socket and the daemon's pid here (reads
+    // are never gated; only the daemon writes .longrun).
+    store.write_file("socket", format_socket_pointer(socket_path, ::getpid()));
     server = std::move(s);
   }
 

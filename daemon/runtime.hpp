@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,9 @@ struct RuntimeOptions {
   mode_t socket_mode = 0660;
   // The socket's group (--socket-group); -1 keeps the daemon's.
   gid_t socket_gid = static_cast<gid_t>(-1);
+  // --agent: the agent's group may read .longrun/status.md and .longrun/socket
+  // (LongrunDir::share_with); nullopt: .longrun is the daemon's alone.
+  std::optional<gid_t> agent_gid;
   // A connection with no request in progress is closed after this long.
   std::chrono::milliseconds idle_timeout{30'000};
   // A reply or watch event its client takes nothing of for this long drops it.

@@ -4,14 +4,19 @@
 // says why: error[<code>]: <message>), 2 usage error, 3 no daemon answers.
 // The socket comes from --socket, then $LEASEFS_SOCKET, then the leasefs mount
 // that contains the current directory.
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,10 +24,12 @@
 
 #include "gate/op.hpp"
 #include "gate/task_status.hpp"
+#include "leasectl/mcp_server.hpp"
 #include "leasectl/output.hpp"
 #include "protocol/arg_text.hpp"
 #include "protocol/client.hpp"
 #include "protocol/command_registry.hpp"
+#include "protocol/daemon_discovery.hpp"
 #include "protocol/socket_path.hpp"
 
 namespace {
@@ -76,27 +83,44 @@ struct Call {
   json args = json::object();
 };
 
-std::optional<std::string> find_socket(const Options& o, std::string* tried) {
+// Where to connect. A socket named with --socket or LEASEFS_SOCKET is the
+// caller's choice; one found from the current directory is used only if its
+// mount and, once connected, its peer pass the checks of daemon_discovery.hpp.
+struct Target {
+  std::string socket;
+  std::optional<leasefs::gate::DiscoveredDaemon> discovered;
+};
+
+std::optional<Target> find_socket(const Options& o, std::string* tried, bool* untrusted) {
   if (!o.socket.empty()) {
     *tried = o.socket + " (--socket)";
-    return o.socket;
+    return Target{o.socket, std::nullopt};
   }
   if (const char* env = std::getenv("LEASEFS_SOCKET"); env && *env) {
     *tried = std::string(env) + " (LEASEFS_SOCKET)";
-    return std::string(env);
+    return Target{env, std::nullopt};
   }
   std::error_code ec;
   auto cwd = std::filesystem::current_path(ec);
-  if (!ec) {
-    if (auto found = leasefs::gate::discover_socket(cwd.string())) {
-      *tried = *found + " (from the leasefs mount containing " + cwd.string() + ")";
-      return found;
-    }
+  if (ec) {
+    *tried = "none: no --socket, no LEASEFS_SOCKET, and the current directory is unknown";
+    return std::nullopt;
   }
-  *tried = "none: no --socket, no LEASEFS_SOCKET, and " +
-           (ec ? std::string("the current directory is unknown")
-               : cwd.string() + " is not inside a leasefs mount");
-  return std::nullopt;
+  auto found = leasefs::gate::discover_daemon(cwd.string(), ::getuid());
+  if (!found.daemon) {
+    *untrusted = found.untrusted;
+    *tried = found.untrusted ? found.problem
+                             : "none: no --socket, no LEASEFS_SOCKET, and " + found.problem;
+    return std::nullopt;
+  }
+  *tried = found.daemon->socket + " (from the leasefs mount at " + found.daemon->mountpoint + ")";
+  return Target{found.daemon->socket, std::move(found.daemon)};
+}
+
+// Refuses a discovered daemon whose peer is not who the mount says it should be.
+int untrusted_daemon(const std::string& why) {
+  std::fprintf(stderr, "leasectl: not talking to an untrusted daemon: %s\n", why.c_str());
+  return kExitNoDaemon;
 }
 
 int no_daemon(const std::string& tried, const std::string& why) {
@@ -144,16 +168,110 @@ int run_watch(Client& client, const Options& o, const leasefs::leasectl::Style& 
   return kExitOk;
 }
 
-void print_hook() {
-  // Ordered as the hooks fire: a prompt opens a turn, the agent's stop ends it.
+// The path of this leasectl, shell-quoted, so a host hook runs this very binary
+// whatever the host's PATH is.
+std::string self_command() {
+  std::error_code ec;
+  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec || self.empty()) self = "leasectl";
+  std::string out = "'";
+  for (char c : self) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Claude Code (.claude/settings.json) and Codex CLI (.codex/hooks.json) read the
+// same shape: event -> matcher groups -> command handlers. Only exit code 2 blocks
+// (with stderr as the reason); any other failure lets the prompt through, so the
+// prompt hook turns every failure into 2, even a leasectl that cannot be run.
+void print_hooks(const std::string& host) {
   using ojson = nlohmann::ordered_json;
-  auto hook = [](const char* command) {
-    return ojson::array(
-        {ojson{{"hooks", ojson::array({ojson{{"type", "command"}, {"command", command}}})}}});
+  const std::string self = self_command();
+  auto hook = [](const std::string& command) {
+    return ojson::array({ojson{
+        {"hooks",
+         ojson::array({ojson{{"type", "command"}, {"command", command}, {"timeout", 30}}})}}});
   };
-  ojson settings = {{"hooks", ojson{{"UserPromptSubmit", hook("leasectl turn")},
-                                    {"Stop", hook("leasectl end-turn")}}}};
+  ojson settings = {{"hooks", ojson{{"UserPromptSubmit", hook(self + " --hook turn || exit 2")},
+                                    {"Stop", hook(self + " --hook end-turn")}}}};
   std::printf("%s\n", settings.dump(2).c_str());
+  if (::isatty(STDOUT_FILENO) == 1) {
+    std::fprintf(stderr, "%s\n",
+                 host == "codex"
+                     ? "# save as .codex/hooks.json in the project (or ~/.codex/hooks.json); "
+                       "Codex asks you to trust new hooks once"
+                     : "# merge into .claude/settings.json in the project (or "
+                       "~/.claude/settings.json)");
+  }
+}
+
+// --hook: what a host hook must say when the turn could not be advanced or ended.
+int hook_failure(const std::string& cmd, int rc, bool stop_hook_active) {
+  if (cmd == "turn") {
+    std::fprintf(stderr,
+                 "leasefs blocked this prompt: the turn could not be advanced (leasectl exit %d, "
+                 "reason above), so a lease from an earlier turn could still be in force. Check "
+                 "that leasefs serves this directory (`leasectl status`), then submit the prompt "
+                 "again.\n",
+                 rc);
+  } else {
+    std::fprintf(stderr,
+                 "leasefs: the turn could not be ended (leasectl exit %d, reason above); its "
+                 "lease stays until the next prompt advances the turn. Tell the person.\n",
+                 rc);
+  }
+  // A Stop hook that blocks again after blocking once would never let the agent stop.
+  return stop_hook_active ? 1 : 2;
+}
+
+// The hook input on stdin (JSON), if the host sends one; read without waiting long.
+json read_hook_input() {
+  if (::isatty(STDIN_FILENO) == 1) return json::object();
+  std::string text;
+  char buf[65536];
+  while (text.size() < (size_t{1} << 20)) {
+    pollfd p{STDIN_FILENO, POLLIN, 0};
+    if (::poll(&p, 1, 1000) <= 0) break;
+    ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  json in = json::parse(text, nullptr, false);
+  return in.is_object() ? in : json::object();
+}
+
+// Sends `call` to the daemon and prints the outcome; returns the exit code.
+// `quiet`: nothing on stdout (a host hook's stdout would reach the model).
+int run_command(const Options& o, const Call& call, bool quiet) {
+  leasefs::leasectl::Style style{o.json ? false : ::isatty(STDOUT_FILENO) == 1};
+  leasefs::leasectl::Style err_style{::isatty(STDERR_FILENO) == 1};
+
+  std::string tried;
+  bool untrusted = false;
+  auto target = find_socket(o, &tried, &untrusted);
+  if (!target) return untrusted ? untrusted_daemon(tried) : no_daemon(tried, "");
+
+  try {
+    Client client = Client::connect(target->socket);
+    if (target->discovered) {
+      if (auto why = leasefs::gate::check_daemon_peer(client.fd(), *target->discovered)) {
+        return untrusted_daemon(*why);
+      }
+    }
+    if (call.cmd == "watch") return run_watch(client, o, style, err_style);
+    std::optional<std::string> key;
+    if (!o.idempotency_key.empty()) key = o.idempotency_key;
+    json reply = client.call(call.cmd, call.args, key);
+    if (o.json && !quiet)
+      std::printf("%s\n", reply.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
+    if (!reply.value("ok", false)) return print_error(reply, err_style);
+    if (!o.json && !quiet) {
+      leasefs::leasectl::print_result(stdout, call.cmd, reply.value("result", json::object()),
+                                      style);
+    }
+    return kExitOk;
+  } catch (const NoDaemon& e) {
+    return no_daemon(tried, e.what());
+  }
 }
 
 }  // namespace
@@ -167,6 +285,10 @@ int main(int argc, char** argv) {
   app.add_flag("--json", o.json, "print the daemon's reply as one JSON object");
   app.add_option("--idempotency-key", o.idempotency_key,
                  "a retried command with the same key runs once");
+  bool as_hook = false;
+  app.add_flag("--hook", as_hook,
+               "run as an agent host's hook: print nothing on success; on any failure say why "
+               "on stderr and exit 2, which blocks the prompt");
 
   Call call;
   // One subcommand per protocol command, named and described by the registry
@@ -228,6 +350,12 @@ int main(int argc, char** argv) {
       }
     }
     if (!o.ttl.empty()) {
+      // A bare number is refused here: is "10" ten seconds or ten minutes?
+      if (o.ttl.find_first_not_of("0123456789 ") == std::string::npos) {
+        throw CLI::ValidationError("--ttl", "'" + o.ttl +
+                                                "' has no unit: write 10s, 10m or 10h (units: "
+                                                "ms, s, m, h, d)");
+      }
       auto ms = leasefs::gate::control::parse_duration_ms(o.ttl);
       if (!ms || *ms <= 0) {
         throw CLI::ValidationError("--ttl", "'" + o.ttl +
@@ -327,12 +455,44 @@ int main(int argc, char** argv) {
     if (!o.keywords.empty()) call.args["keywords"] = o.keywords;
   });
 
-  bool hook = false;
-  auto* hook_cmd = app.add_subcommand("hook", "print agent host settings that drive turns");
-  hook_cmd->require_subcommand(1);
-  hook_cmd->add_subcommand("claude-code", "Claude Code hooks: turn on prompt, end-turn on stop")
-      ->callback([&] { hook = true; });
+  std::string hooks_host;
+  auto* hooks_cmd =
+      app.add_subcommand("hooks", "print agent host settings that drive turns and fail closed");
+  hooks_cmd->alias("hook");  // the first spelling
+  hooks_cmd->require_subcommand(1);
+  hooks_cmd->add_subcommand("claude-code", "Claude Code: turn on each prompt, end-turn on stop")
+      ->callback([&] { hooks_host = "claude-code"; });
+  hooks_cmd->add_subcommand("codex", "Codex CLI: turn on each prompt, end-turn on stop")
+      ->callback([&] { hooks_host = "codex"; });
 
+  bool mcp = false;
+  app.add_subcommand("mcp", "serve the agent-side tools over MCP on stdin/stdout")->callback([&] {
+    mcp = true;
+  });
+
+  // An unknown command word is named, with the nearest command, before CLI11
+  // would only say that a subcommand is required.
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--socket" || arg == "--idempotency-key") {
+      ++i;
+      continue;
+    }
+    if (!arg.empty() && arg[0] == '-') continue;
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      names.push_back(sub->get_name());
+      for (const auto& a : sub->get_aliases()) names.push_back(a);
+    }
+    if (std::find(names.begin(), names.end(), arg) == names.end()) {
+      const std::string near = leasefs::gate::control::closest_word(arg, names);
+      std::fprintf(stderr,
+                   "leasectl: unknown command '%s'%s\nRun `leasectl --help` for the list.\n",
+                   arg.c_str(), near.empty() ? "" : ("; did you mean '" + near + "'?").c_str());
+      return kExitUsage;
+    }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -340,33 +500,44 @@ int main(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitUsage;
   }
 
-  if (hook) {
-    print_hook();
+  if (!hooks_host.empty()) {
+    print_hooks(hooks_host);
     return kExitOk;
   }
-
-  leasefs::leasectl::Style style{o.json ? false : ::isatty(STDOUT_FILENO) == 1};
-  leasefs::leasectl::Style err_style{::isatty(STDERR_FILENO) == 1};
-
-  std::string tried;
-  auto socket = find_socket(o, &tried);
-  if (!socket) return no_daemon(tried, "");
-
-  try {
-    Client client = Client::connect(*socket);
-    if (call.cmd == "watch") return run_watch(client, o, style, err_style);
-    std::optional<std::string> key;
-    if (!o.idempotency_key.empty()) key = o.idempotency_key;
-    json reply = client.call(call.cmd, call.args, key);
-    if (o.json)
-      std::printf("%s\n", reply.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
-    if (!reply.value("ok", false)) return print_error(reply, err_style);
-    if (!o.json) {
-      leasefs::leasectl::print_result(stdout, call.cmd, reply.value("result", json::object()),
-                                      style);
+  if (mcp) {
+    // One connection per tool call, found and checked like any other command.
+    auto call_daemon = [&o](const std::string& cmd, const json& args) -> json {
+      std::string tried;
+      bool untrusted = false;
+      auto target = find_socket(o, &tried, &untrusted);
+      if (!target) throw std::runtime_error(tried);
+      Client client = Client::connect(target->socket);
+      if (target->discovered) {
+        if (auto why = leasefs::gate::check_daemon_peer(client.fd(), *target->discovered)) {
+          throw std::runtime_error(*why);
+        }
+      }
+      return client.call(cmd, args);
+    };
+    return leasefs::leasectl::run_mcp_server(std::cin, std::cout, call_daemon);
+  }
+  if (as_hook) {
+    const json input = read_hook_input();
+    const bool stop_active = input.value("stop_hook_active", false);
+    // The host says where the session works; find the daemon from there.
+    if (input.contains("cwd") && input["cwd"].is_string() &&
+        ::chdir(input["cwd"].get<std::string>().c_str()) != 0) {
+      std::fprintf(stderr, "leasectl: cannot enter the session's directory %s: %s\n",
+                   input["cwd"].get<std::string>().c_str(), std::strerror(errno));
+      return hook_failure(call.cmd, kExitNoDaemon, stop_active);
     }
-    return kExitOk;
-  } catch (const NoDaemon& e) {
-    return no_daemon(tried, e.what());
+    if (call.cmd != "turn" && call.cmd != "end-turn") {
+      std::fprintf(stderr, "leasectl --hook runs `turn` or `end-turn`, not `%s`\n",
+                   call.cmd.c_str());
+      return 2;
+    }
+    const int rc = run_command(o, call, /*quiet=*/true);
+    return rc == kExitOk ? kExitOk : hook_failure(call.cmd, rc, stop_active);
   }
+  return run_command(o, call, /*quiet=*/false);
 }

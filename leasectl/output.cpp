@@ -96,7 +96,9 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
   std::fprintf(out, "%-10s %s\n", "memories", str(r, "memory_records", "0").c_str());
   const json refusals = r.value("recent_refusals", json::array());
   if (!refusals.empty()) {
-    std::fprintf(out, "%-10s %zu\n", "refusals", refusals.size());
+    // The total, and how many of the last ones follow.
+    const std::string total = str(r, "refusals_total", std::to_string(refusals.size()));
+    std::fprintf(out, "%-10s %s (the last %zu:)\n", "refusals", total.c_str(), refusals.size());
     for (const auto& f : refusals) {
       std::fprintf(out, "  %s %s  (%s, pid %s %s)\n", str(f, "op").c_str(), str(f, "path").c_str(),
                    str(f, "reason").c_str(), str(f, "pid").c_str(), str(f, "process").c_str());
@@ -114,7 +116,17 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
     if (r.contains("turn")) std::fprintf(out, "%-10s %s\n", "turn", str(r, "turn").c_str());
     const json cp = r.value("checkpoint", json());
     if (cp.is_object() && cp.contains("text")) {
-      std::fprintf(out, "\n%s\n", str(cp, "text").c_str());
+      std::string text = str(cp, "text");
+      if (cmd == "resume") {
+        // The checkpoint's closing advice ("Resume with ...") is done by now.
+        const size_t at = text.find("Writes are closed: this checkpoint revoked the lease.");
+        if (at != std::string::npos) {
+          const size_t end = text.find('\n', at);
+          text.replace(at, end == std::string::npos ? std::string::npos : end - at,
+                       "Resumed: writes stay closed until a person grants a lease for this turn.");
+        }
+      }
+      std::fprintf(out, "\n%s\n", text.c_str());
     }
     std::fprintf(out, "\n%s\n", st.bold("from memory:").c_str());
     print_hits(out, r.value("memories", json::array()), st);

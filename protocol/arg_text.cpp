@@ -1,6 +1,8 @@
 #include "protocol/arg_text.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <climits>
 #include <cstdint>
 
 namespace leasefs::gate::control {
@@ -42,6 +44,39 @@ std::optional<int64_t> parse_duration_ms(std::string_view text) noexcept {
     return std::nullopt;
   if (value > INT64_MAX / scale) return std::nullopt;
   return value * scale;
+}
+
+std::string closest_word(std::string_view word, const std::vector<std::string>& candidates) {
+  // Levenshtein distance with one row; words here are a few letters long.
+  auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const auto& c : candidates) {
+    const size_t d = distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  // Near enough: at most a third of the word wrong, and at least one letter right.
+  if (best.empty() || best_d * 3 > std::max(word.size(), best.size()) + 2 ||
+      best_d >= word.size()) {
+    return {};
+  }
+  return best;
 }
 
 }  // namespace leasefs::gate::control

@@ -1,5 +1,6 @@
 #include "service/longrun_dir.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -64,6 +65,47 @@ pid_t LongrunDir::lock_holder(int root_fd) {
   ssize_t n = ::pread(fd.get(), buf, sizeof buf - 1, 0);
   if (n <= 0) return 0;
   return static_cast<pid_t>(std::strtol(buf, nullptr, 10));
+}
+
+bool LongrunDir::is_agent_readable(std::string_view name) {
+  return name == "status.md" || name == "socket";
+}
+
+void LongrunDir::share_with(std::optional<gid_t> agent_gid) {
+  const uid_t owner = ::geteuid();
+  auto fail = [&](const std::string& what) {
+    throw Error(Errc::kIoError, what + " " + root_ + "/.longrun: " + errno_text(errno));
+  };
+  if (!agent_gid) {
+    if (::fchmod(dir_.get(), 0700) != 0) fail("cannot chmod");
+    agent_gid_.reset();
+    return;
+  }
+  // Entries first, the directory last: the agent's group gets in only once
+  // everything inside is as it should be. A tree handed over with `chown -R` is
+  // taken back here.
+  base::UniqueFd list(::openat(dir_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  DIR* d = list ? ::fdopendir(list.get()) : nullptr;
+  if (!d) fail("cannot list");
+  (void)list.release();
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const bool readable = is_agent_readable(name);
+    if (::fchownat(dir_.get(), name.c_str(), owner, readable ? *agent_gid : ::getegid(),
+                   AT_SYMLINK_NOFOLLOW) != 0 ||
+        (e->d_type != DT_LNK &&
+         ::fchmodat(dir_.get(), name.c_str(), readable ? 0640 : 0600, 0) != 0)) {
+      const int err = errno;
+      ::closedir(d);
+      errno = err;
+      fail("cannot take back " + name + " in");
+    }
+  }
+  ::closedir(d);
+  if (::fchown(dir_.get(), owner, *agent_gid) != 0) fail("cannot chown");
+  if (::fchmod(dir_.get(), 0710) != 0) fail("cannot chmod");
+  agent_gid_ = agent_gid;
 }
 
 }  // namespace leasefs::gate

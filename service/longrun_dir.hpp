@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,10 +28,20 @@ class LongrunDir {
   // Pid recorded by the holder of the lock on `root_fd`'s .longrun, or 0.
   static pid_t lock_holder(int root_fd);
 
+  // `leasefs mount --agent`: the agent's group may traverse .longrun and read the
+  // files is_agent_readable() names; every other entry is made the daemon's alone
+  // (0600). nullopt: .longrun is the daemon's alone again (0700). Throws Error.
+  void share_with(std::optional<gid_t> agent_gid);
+  std::optional<gid_t> agent_gid() const noexcept { return agent_gid_; }
+  // status.md (how to ask) and socket (where to ask); nothing the agent could use
+  // to learn or change what was agreed.
+  static bool is_agent_readable(std::string_view name);
+
  private:
   std::string root_;
   base::UniqueFd dir_;
   base::UniqueFd lock_;
+  std::optional<gid_t> agent_gid_;
 };
 
 }  // namespace leasefs::gate

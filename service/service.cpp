@@ -219,7 +219,8 @@ json Service::status() {
           {"pending_requests", pending},
           {"pending_checkpoint", store_.load_pending_checkpoint().has_value()},
           {"memory_records", memory_.count()},
-          {"recent_refusals", refusals_}};
+          {"recent_refusals", refusals_},
+          {"refusals_total", refusals_total_}};
 }
 
 json Service::start(const StartArgs& args, const Actor& actor) {
@@ -254,6 +255,8 @@ json Service::start(const StartArgs& args, const Actor& actor) {
   }
   next.created_ms = now;
   set_status(next, TaskStatus::kInProgress, "started by uid " + std::to_string(actor.uid), now);
+  refusals_.clear();  // an earlier task's refusals are not this one's
+  refusals_total_ = 0;
   commit(std::move(next));
   spdlog::info("task {} started: {}", state_.task_id, state_.description);
   emit({{"type", "start"},
@@ -566,16 +569,21 @@ json Service::resume(const std::optional<std::string>& task_id, const Actor& act
 
   TaskState next = state_;
   if (task_id && *task_id != state_.task_id) {
+    // Whether the task exists comes first: "checkpoint the current task" is no
+    // advice for a task id that names nothing.
+    auto record = memory_.newest("checkpoint", *task_id);
+    if (!record) {
+      throw Error(Errc::kNotFound,
+                  "no task " + *task_id + " to resume: it has no checkpoint in this root's memory" +
+                      (state_.has_task() ? " (the current task is " + state_.task_id +
+                                               "; `leasectl resume` resumes it)"
+                                         : std::string()) +
+                      "; `leasectl memory search WORDS` finds other tasks");
+    }
     if (state_.has_task() && state_.status == TaskStatus::kInProgress) {
       throw Error(
           Errc::kTaskExists,
           "task " + state_.task_id + " is in_progress; checkpoint it before resuming " + *task_id);
-    }
-    auto record = memory_.newest("checkpoint", *task_id);
-    if (!record) {
-      throw Error(Errc::kNotFound, "no checkpoint of task " + *task_id +
-                                       " in this root's memory; `leasectl memory search` "
-                                       "finds what there is");
     }
     next = task_from_checkpoint(*record);
   }
@@ -706,6 +714,8 @@ void Service::recover_from_memory() {
 void Service::note_refusal(const json& refusal) {
   std::lock_guard lock(mu_);
   refusals_.push_back(refusal);
+  const json count = refusal.value("count", json(1));
+  refusals_total_ += count.is_number_unsigned() ? count.get<uint64_t>() : 1;
   if (refusals_.size() > kRecentRefusals) refusals_.erase(refusals_.begin());
   write_status();
 }

@@ -103,6 +103,7 @@ class Service {
   mutable std::mutex mu_;  // serializes commands; guards state_ and refusals_
   TaskState state_;
   std::vector<nlohmann::json> refusals_;
+  uint64_t refusals_total_ = 0;  // of this task, while the daemon runs
 };
 
 }  // namespace leasefs::gate

@@ -62,6 +62,12 @@ void StateStore::write_file(const char* name, std::string_view content, bool dur
     }
     done += static_cast<size_t>(n);
   }
+  // With --agent, what the agent may read is its group's before it has a name.
+  if (auto gid = dir_.agent_gid(); gid && LongrunDir::is_agent_readable(name)) {
+    if (::fchown(fd.get(), static_cast<uid_t>(-1), *gid) != 0 || ::fchmod(fd.get(), 0640) != 0) {
+      io_fail("cannot share", shown + ".tmp");
+    }
+  }
   if (durable && ::fsync(fd.get()) != 0) io_fail("cannot fsync", shown + ".tmp");
   fd.reset();
   if (std::strcmp(name, kStateFile) == 0) base::failpoint("state.after_tmp");

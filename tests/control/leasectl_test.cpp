@@ -103,6 +103,10 @@ TEST_F(LeasectlTest, BadValuesAreUsageErrorsCheckedBeforeSending) {
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("unknown op class 'explode'"), std::string::npos) << r.out;
   EXPECT_EQ(ctl("grant --reason r --ops ,").rc, 2);
+  // A bare number: seconds or minutes? Refused on the command line.
+  r = ctl("grant --reason r --ttl 10");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("'10' has no unit: write 10s, 10m or 10h"), std::string::npos) << r.out;
   r = ctl("transition done");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("'done' is not a task status"), std::string::npos) << r.out;
@@ -110,7 +114,7 @@ TEST_F(LeasectlTest, BadValuesAreUsageErrorsCheckedBeforeSending) {
   EXPECT_TRUE(h.ok("status")["grants"].empty());
   EXPECT_EQ(h.ok("status")["task"]["status"], "in_progress");
   // The same parsers accept what the daemon accepts.
-  EXPECT_EQ(ctl("grant --reason r --ops 'write, create' --ttl 90").rc, 0);
+  EXPECT_EQ(ctl("grant --reason r --ops 'write, create' --ttl 90s").rc, 0);
   EXPECT_EQ(ctl("grant --reason r --ttl 500ms").rc, 0);
   EXPECT_EQ(ctl("transition paused").rc, 0);
 }
@@ -228,12 +232,18 @@ TEST_F(LeasectlTest, WatchPrintsEventsUntilInterrupted) {
 }
 
 TEST(LeasectlHook, ClaudeCodeSettings) {
-  auto r = sh(quote(LEASECTL_PATH) + " hook claude-code", false);
-  ASSERT_EQ(r.rc, 0);
-  auto expected = json::parse(
-      R"({"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"leasectl turn"}]}],)"
-      R"("Stop":[{"hooks":[{"type":"command","command":"leasectl end-turn"}]}]}})");
-  EXPECT_EQ(json::parse(r.out), expected);
+  // `hook` is the first spelling of `hooks`; both print the same settings.
+  for (const char* spelling : {" hook claude-code", " hooks claude-code"}) {
+    auto r = sh(quote(LEASECTL_PATH) + spelling, false);
+    ASSERT_EQ(r.rc, 0);
+    const std::string self = quote(LEASECTL_PATH);
+    auto expected = json::parse(
+        R"({"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","timeout":30,"command":)" +
+        json(self + " --hook turn || exit 2").dump() +
+        R"(}]}],"Stop":[{"hooks":[{"type":"command","timeout":30,"command":)" +
+        json(self + " --hook end-turn").dump() + "}]}]}}");
+    EXPECT_EQ(json::parse(r.out), expected) << r.out;
+  }
 }
 
 }  // namespace

@@ -232,7 +232,8 @@ TEST(ControlHashLimit, LargeFilesAreNotHashed) {
 }
 
 TEST_F(ControlTest, SocketIsRecordedInLongrunAndChmodded) {
-  EXPECT_EQ(read_file(h.root() + "/.longrun/socket"), h.socket() + "\n");
+  EXPECT_EQ(read_file(h.root() + "/.longrun/socket"),
+            h.socket() + "\npid " + std::to_string(::getpid()) + "\n");
   struct stat st {};
   ASSERT_EQ(::stat(h.socket().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0660u);

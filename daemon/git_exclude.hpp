@@ -1,0 +1,16 @@
+// Keeps .longrun/ out of git: when the root is a git work tree, `/.longrun/` is
+// added (once) to the repository's info/exclude, so `git add -A` under a lease
+// never stages memory.db, the ledger or the audit.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace leasefs::gate {
+
+// `root_fd` reaches the tree underneath any mount. Returns what was done for the
+// log ("added to ...", nullopt when there is nothing to do); throws nothing: a
+// failure is returned as text too, and the daemon carries on.
+std::optional<std::string> exclude_longrun_from_git(int root_fd);
+
+}  // namespace leasefs::gate

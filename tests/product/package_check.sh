@@ -1,0 +1,62 @@
+#!/bin/sh
+# Builds the .deb from a built tree, unpacks it into a temporary root and checks
+# what a Debian user gets: stripped binaries with the debug info in -dbgsym, man
+# pages, bash completion, the agent-turn wrapper, units that name /usr and pass
+# `systemd-analyze verify`, and the system unit's `systemd-analyze security` score.
+# usage: package_check.sh BUILD_DIR      (BUILD_DIR fully built: cpack installs it)
+set -eu
+build=$(cd "$1" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+(cd "$build" && cpack -G DEB -B "$work/pkg" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }
+deb=$(ls "$work"/pkg/leasefs_*.deb | grep -v dbgsym)
+dbg=$(ls "$work"/pkg/leasefs-dbgsym_*.ddeb "$work"/pkg/leasefs-dbgsym_*.deb 2>/dev/null | head -n 1)
+echo "ok: built $(basename "$deb") and $(basename "${dbg:-no-dbgsym}")"
+[ -n "$dbg" ] || fail "no -dbgsym package"
+dpkg-deb --info "$deb" | grep -q 'Depends:.*fuse3' || fail "the package does not depend on fuse3"
+
+root=$work/root
+dpkg -x "$deb" "$root"
+dpkg -x "$dbg" "$work/dbg"
+for f in usr/bin/leasefs usr/bin/leasectl usr/bin/leasefs-agent-turn \
+         usr/share/man/man8/leasefs.8.gz usr/share/man/man1/leasectl.1.gz \
+         usr/share/bash-completion/completions/leasefs usr/share/bash-completion/completions/leasectl \
+         usr/lib/systemd/system/leasefs@.service usr/lib/systemd/user/leasefs@.service \
+         usr/share/doc/leasefs/README.md; do
+  [ -e "$root/$f" ] || fail "$f is missing from the package"
+done
+for b in leasefs leasectl; do
+  readelf -S "$root/usr/bin/$b" | grep -q '\.debug_info' && fail "usr/bin/$b is not stripped"
+  id=$(readelf -n "$root/usr/bin/$b" | awk '/Build ID/ {print $3}')
+  [ -f "$work/dbg/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug" ] ||
+    fail "no split debug info for usr/bin/$b (build id $id)"
+done
+echo "ok: stripped binaries, debug info in the -dbgsym package by build id"
+zcat "$root/usr/share/man/man1/leasectl.1.gz" | grep -q '^\.SH "LEASECTL MCP"' || fail "leasectl(1) lacks mcp"
+man -l "$root/usr/share/man/man8/leasefs.8.gz" >/dev/null 2>&1 || fail "leasefs(8) does not render"
+bash -c ". '$root/usr/share/bash-completion/completions/leasectl'; COMP_WORDS=(leasectl gra); COMP_CWORD=1; _leasectl; [ \"\${COMPREPLY[*]}\" = grant ]" ||
+  fail "completion of 'leasectl gra' is not 'grant'"
+echo "ok: man pages and bash completion"
+
+for unit in system/leasefs@.service user/leasefs@.service; do
+  grep -q '^ExecStart=/usr/bin/leasefs ' "$root/usr/lib/systemd/$unit" || fail "$unit does not run /usr/bin/leasefs"
+  grep -q '/usr/local' "$root/usr/lib/systemd/$unit" && fail "$unit still names /usr/local"
+done
+inst=$(systemd-escape --path /srv/project)
+# The installed units, with their binary where the package was unpacked (systemd
+# checks that ExecStart= exists); nothing else is changed.
+mkdir -p "$work/u" "$work/xdg" && chmod 700 "$work/xdg"
+sed "s#/usr/bin/leasefs#$root/usr/bin/leasefs#g" "$root/usr/lib/systemd/system/leasefs@.service" > "$work/leasefs@$inst.service"
+sed "s#/usr/bin/leasefs#$root/usr/bin/leasefs#g" "$root/usr/lib/systemd/user/leasefs@.service" > "$work/u/leasefs@$inst.service"
+out=$(systemd-analyze verify "$work/leasefs@$inst.service" 2>&1) || fail "verify: $out"
+[ -z "$out" ] || fail "systemd-analyze verify printed: $out"
+out=$(XDG_RUNTIME_DIR="$work/xdg" systemd-analyze --user verify "$work/u/leasefs@$inst.service" 2>&1) ||
+  fail "user verify: $out"
+[ -z "$out" ] || fail "systemd-analyze --user verify printed: $out"
+echo "ok: systemd-analyze verify (system and user units)"
+score=$(systemd-analyze security --offline=yes "$work/leasefs@$inst.service" 2>&1 |
+  awk '/Overall exposure level/ {print $(NF-2)}')
+echo "ok: systemd-analyze security leasefs@.service: $score"
+awk -v s="$score" 'BEGIN { exit !(s + 0 > 0 && s + 0 <= 4.5) }' || fail "exposure $score is above 4.5"
