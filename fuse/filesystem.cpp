@@ -29,12 +29,13 @@ UniqueFd dup_path_fd(int fd) {
   return out;
 }
 
-// Target of /proc/self/fd/N, or "" on failure.
+// Target of /proc/self/fd/N, or "" on failure (a path too long for PATH_MAX
+// fails with ENAMETOOLONG, or would come back truncated: never use a cut path).
 std::string fd_target(int fd) {
   char buf[PATH_MAX + 1];
   std::string link = Filesystem::fd_path(fd);
   ssize_t n = ::readlink(link.c_str(), buf, PATH_MAX);
-  if (n <= 0) return {};
+  if (n <= 0 || n >= PATH_MAX) return {};
   return std::string(buf, static_cast<size_t>(n));
 }
 
@@ -93,23 +94,33 @@ std::string Filesystem::path_of(const Inode& inode) const {
     }
   }
   const std::string& prefix = root_prefix_;
+  const std::string unresolved(gate::kUnresolvedPath);
   if (prefix == "/") {
     if (target.size() > 1 && target[0] == '/') return target.substr(1);
-    return "?";
+    return unresolved;
   }
   if (target.size() > prefix.size() + 1 && target.compare(0, prefix.size(), prefix) == 0 &&
       target[prefix.size()] == '/') {
     return target.substr(prefix.size() + 1);
   }
   if (target == prefix) return {};
-  return "?";
+  return unresolved;
 }
 
 std::string Filesystem::path_of(const Inode& parent, std::string_view name) const {
   std::string path = path_of(parent);
-  if (path == "?") return path;
+  if (!gate::is_expressible(path)) return path;
   if (!path.empty()) path += '/';
   path += name;
+  if (!gate::is_expressible(path)) return std::string(gate::kUnresolvedPath);
+  return path;
+}
+
+std::string Filesystem::gate_path_of(const Inode& base, std::string_view name,
+                                     bool is_protected) const {
+  std::string path = name.empty() ? path_of(base) : path_of(base, name);
+  // A protected object whose path cannot be read still goes to the gate as .longrun.
+  if (is_protected && !gate::is_protected_path(path)) path = ".longrun";
   return path;
 }
 

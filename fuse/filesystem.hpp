@@ -82,10 +82,14 @@ class Filesystem {
   // Returns 0 or -errno.
   int lookup(Inode& parent, const char* name, fuse_entry_param* e);
 
-  // Path of `inode` relative to the root ("" for the root); "?" when it cannot be
-  // resolved (the file is gone, or lies outside the root).
+  // Path of `inode` relative to the root ("" for the root); gate::kUnresolvedPath
+  // when it cannot be expressed in full (the file is gone, lies outside the root,
+  // or its path is PATH_MAX or longer), which only an unscoped grant covers.
   std::string path_of(const Inode& inode) const;
   std::string path_of(const Inode& parent, std::string_view name) const;
+  // The path the gate is asked about: path_of, except that a protected object
+  // (`is_protected`) always reaches the gate as under .longrun.
+  std::string gate_path_of(const Inode& base, std::string_view name, bool is_protected) const;
 
   // Gate checks: 0 when allowed, -EACCES (after reporting the refusal) otherwise.
   int gate_inode(gate::Op op, const Inode& inode, const gate::Caller& caller,

@@ -26,6 +26,28 @@ Verdict Gate::check(Op op, std::string_view path, const Caller& caller) const no
   return v;
 }
 
+namespace {
+
+Verdict verdict_of(EffectDecision&& d, Effect* refused) {
+  Verdict v{d.decision.allowed, d.decision.reason, {}};
+  if (d.decision.grant) v.grant_id = d.decision.grant->id;
+  if (!v.allowed && refused) *refused = std::move(d.refused);
+  return v;
+}
+
+}  // namespace
+
+Verdict Gate::check_rename(const RenamePlan& plan, const Caller& caller, Effect* refused) const {
+  auto snap = cell_.read();
+  return verdict_of(decide_rename(*snap, plan, caller, now_ms()), refused);
+}
+
+Verdict Gate::check_link(std::string_view source, std::string_view name, const Caller& caller,
+                         Effect* refused) const {
+  auto snap = cell_.read();
+  return verdict_of(decide_link(*snap, source, name, caller, now_ms()), refused);
+}
+
 bool Gate::needs_path() const noexcept {
   return cell_.read()->needs_path;
 }

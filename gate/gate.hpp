@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "gate/decision.hpp"
+#include "gate/effect.hpp"
 #include "gate/snapshot_cell.hpp"
 #include "gate/unique_fd.hpp"
 #include "memory/clock.hpp"
@@ -56,6 +57,12 @@ class Gate {
 
   // Hot path for every mutation; lock-free. Path relative to the root.
   Verdict check(Op op, std::string_view path, const Caller& caller) const noexcept;
+
+  // Composed effects (see effect.hpp), judged against one snapshot. When refused,
+  // `refused` names the effect that was (for the refusal report).
+  Verdict check_rename(const RenamePlan& plan, const Caller& caller, Effect* refused) const;
+  Verdict check_link(std::string_view source, std::string_view name, const Caller& caller,
+                     Effect* refused) const;
 
   // Whether check() needs a real path beyond the protected-path test: true when a
   // grant in force is narrowed by path globs. Lets the filesystem skip path work.
