@@ -49,6 +49,39 @@ Filesystem::Filesystem(int root_fd, gate::Gate& gate, FsOptions options)
   if (root_prefix_.empty() || root_prefix_[0] != '/') {
     throw std::runtime_error("cannot resolve the root's path through /proc/self/fd");
   }
+  gate_.set_publish_listener(this);
+}
+
+Filesystem::~Filesystem() {
+  gate_.set_publish_listener(nullptr);
+}
+
+std::optional<TempSibling> Filesystem::temp_sibling_at(const Inode& dir, const char* name) const {
+  if (siblings_.empty()) return std::nullopt;
+  struct stat st {};
+  if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
+  return siblings_.find(st.st_dev, st.st_ino);
+}
+
+void Filesystem::on_published(const gate::GateSnapshot& snapshot) noexcept {
+  if (siblings_.empty()) return;
+  try {
+    const bool open = snapshot.has_task && snapshot.status == gate::TaskStatus::kInProgress;
+    for (const TempSibling& s :
+         siblings_.close_except(open ? std::optional<uint64_t>(snapshot.turn) : std::nullopt)) {
+      // Still in the tree under the name it was created with: a leftover.
+      struct stat st {};
+      if (gate::is_expressible(s.path) &&
+          ::fstatat(root_.fd.get(), s.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          st.st_dev == s.dev && st.st_ino == s.ino) {
+        gate_.report_refusal(gate::Op::kCreate, s.path, s.creator,
+                             gate::DenyReason::kTemporaryLeftover);
+        spdlog::info("temporary file {} outlived its turn {}", s.path, s.turn);
+      }
+    }
+  } catch (...) {
+    // Reporting must not fail a publication.
+  }
 }
 
 uint64_t Filesystem::adopt(std::unique_ptr<FileHandle> handle) {
@@ -142,6 +175,16 @@ int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::st
     // the window where a path-narrowed grant was published after needs_path().
     path = resolve();
     v = gate_.check(op, path, caller);
+  }
+  if (!v.allowed && !siblings_.empty() && !is_protected) {
+    // A temporary sibling of this turn may be written, re-moded and unlinked.
+    std::optional<TempSibling> sibling = name.empty()
+                                             ? siblings_.find(base.dev, base.ino)
+                                             : temp_sibling_at(base, std::string(name).c_str());
+    if (sibling) {
+      gate::Verdict sv = gate_.check_on_temp_sibling(op, sibling->turn, caller);
+      if (sv.allowed) v = std::move(sv);
+    }
   }
   if (!v.allowed) {
     gate_.report_refusal(op, path, caller, v.reason);

@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "fuse/inode.hpp"
+#include "fuse/temp_siblings.hpp"
 #include "gate/gate.hpp"
 
 namespace leasefs::fuse {
@@ -45,11 +46,12 @@ struct FileHandle {
   std::atomic<uint64_t> bytes_written{0};
 };
 
-class Filesystem {
+class Filesystem final : public gate::PublishListener {
  public:
   // `root_fd` reaches the backing tree (opened before any mount over it); it is
   // duplicated, the caller keeps its own.
   Filesystem(int root_fd, gate::Gate& gate, FsOptions options = {});
+  ~Filesystem() override;
   Filesystem(const Filesystem&) = delete;
   Filesystem& operator=(const Filesystem&) = delete;
 
@@ -65,6 +67,13 @@ class Filesystem {
   }
   bool is_root(const Inode& inode) const noexcept { return &inode == &root_; }
   InodeTable& table() noexcept { return table_; }
+  TempSiblings& temp_siblings() noexcept { return siblings_; }
+  // The temporary sibling that `name` in `dir` is, if it is one.
+  std::optional<TempSibling> temp_sibling_at(const Inode& dir, const char* name) const;
+
+  // End of a turn: temporary siblings of an earlier turn stop being siblings, and
+  // the ones still in the tree are reported (gate::DenyReason::kTemporaryLeftover).
+  void on_published(const gate::GateSnapshot& snapshot) noexcept override;
   gate::Gate& gate() noexcept { return gate_; }
   const FsOptions& options() const noexcept { return options_; }
   const std::string& root_prefix() const noexcept { return root_prefix_; }
@@ -132,6 +141,7 @@ class Filesystem {
   Inode root_;
   std::string root_prefix_;  // backing path of the root, as /proc/self/fd shows it
   InodeTable table_;
+  TempSiblings siblings_;
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
 };

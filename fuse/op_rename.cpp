@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include <optional>
+
 #include "fuse/operations.hpp"
 #include "fuse/subtree.hpp"
 
@@ -29,10 +31,31 @@ gate::RenameTarget target_kind(const Inode& dir, const char* name) {
   return S_ISDIR(st.st_mode) ? gate::RenameTarget::kDirectory : gate::RenameTarget::kFile;
 }
 
+// A temporary sibling (gate/temp_sibling.hpp) goes only onto a path the lease
+// covers for writing; there it stops being a sibling.
+int rename_temp_sibling(Filesystem& fs, const TempSibling& sibling, Inode& from, const char* name,
+                        Inode& to, const char* newname, unsigned int flags,
+                        const gate::Caller& caller) {
+  const std::string from_path = fs.gate_path_of(from, name, false);
+  const std::string to_path = fs.gate_path_of(to, newname, fs.child_protected(to, newname));
+  gate::Verdict v = fs.gate().check_temp_sibling_rename(from_path, to_path, sibling.turn, caller);
+  if (!v.allowed) {
+    fs.gate().report_refusal(gate::Op::kRename, to_path, caller, v.reason);
+    return -EACCES;
+  }
+  if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) != 0) return -errno;
+  fs.temp_siblings().erase(sibling.dev, sibling.ino);
+  return 0;
+}
+
 int do_rename(fuse_req_t req, Filesystem& fs, Inode& from, const char* name, Inode& to,
               const char* newname, unsigned int flags) {
   const gate::Caller caller = Filesystem::caller(req);
   gate::Gate& gate = fs.gate();
+  if (std::optional<TempSibling> sibling = fs.temp_sibling_at(from, name);
+      sibling && (flags & RENAME_EXCHANGE) == 0) {
+    return rename_temp_sibling(fs, *sibling, from, name, to, newname, flags, caller);
+  }
   for (int attempt = 0;; ++attempt) {
     gate::RenamePlan plan;
     plan.from = fs.gate_path_of(from, name, fs.child_protected(from, name));

@@ -22,6 +22,8 @@ std::string_view to_string(DenyReason reason) noexcept {
       return "out_of_scope";
     case DenyReason::kProtectedPath:
       return "protected_path";
+    case DenyReason::kTemporaryLeftover:
+      return "temporary_leftover";
   }
   return "unknown";
 }

@@ -24,6 +24,7 @@ enum class DenyReason : uint8_t {
   kExpired,
   kOutOfScope,
   kProtectedPath,
+  kTemporaryLeftover,  // not a refusal of a call: a temporary sibling outlived its turn
 };
 
 std::string_view to_string(DenyReason reason) noexcept;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gate/temp_sibling.hpp"
+
 namespace leasefs::gate {
 namespace {
 
@@ -63,6 +65,31 @@ TEST(DecideLink, NewNameMayNotOpenMoreThanTheSource) {
   EXPECT_FALSE(decide_link(s, "docs/x", "src/x", {}, 0).decision.allowed);
   EXPECT_TRUE(decide_link(s, "src/a", "src/b", {}, 0).decision.allowed);
   EXPECT_TRUE(decide_link(s, "src/a", "docs/b", {}, 0).decision.allowed);
+}
+
+TEST(TempSibling, OnlyBesideAPathTheGrantEdits) {
+  const GateSnapshot s = with_grants({{{"src/a.c"}, kAllOps}});
+  EXPECT_TRUE(decide_temp_sibling(s, "src/sedX1", {}, 0).allowed);
+  EXPECT_FALSE(decide_temp_sibling(s, "docs/sedX1", {}, 0).allowed);
+  EXPECT_FALSE(decide_temp_sibling(s, "src/sub/x", {}, 0).allowed);
+  EXPECT_FALSE(decide_temp_sibling(s, ".longrun/x", {}, 0).allowed);
+  EXPECT_TRUE(decide_temp_sibling(s, ".git/index.lock", {}, 0).allowed);
+  EXPECT_FALSE(
+      decide_temp_sibling(with_grants({{{"src/a.c"}, kClassAttr}}), "src/t", {}, 0).allowed);
+  EXPECT_FALSE(decide_temp_sibling(with_grants({{{}, kAllOps}}), "src/t", {}, 0).allowed);
+}
+
+TEST(TempSibling, RenamedOnlyOntoAWritablePathWhileItsTurnLasts) {
+  const GateSnapshot s = with_grants({{{"src/a.c"}, kAllOps}});
+  EXPECT_TRUE(decide_temp_sibling_rename(s, "src/t", "src/a.c", 1, {}, 0).allowed);
+  EXPECT_FALSE(decide_temp_sibling_rename(s, "src/t", "src/b.c", 1, {}, 0).allowed);
+  EXPECT_FALSE(decide_temp_sibling_rename(s, "src/t", "src/a.c", 0, {}, 0).allowed);
+  EXPECT_TRUE(decide_temp_sibling_rename(s, ".git/index.lock", ".git/index", 1, {}, 0).allowed);
+  EXPECT_FALSE(decide_temp_sibling_rename(s, ".git/index.lock", ".git/HEAD", 1, {}, 0).allowed);
+  EXPECT_TRUE(decide_on_temp_sibling(s, Op::kWrite, 1, {}, 0).allowed);
+  EXPECT_TRUE(decide_on_temp_sibling(s, Op::kUnlink, 1, {}, 0).allowed);
+  EXPECT_FALSE(decide_on_temp_sibling(s, Op::kLink, 1, {}, 0).allowed);
+  EXPECT_FALSE(decide_on_temp_sibling(s, Op::kRename, 1, {}, 0).allowed);
 }
 
 }  // namespace
