@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -61,6 +62,23 @@ std::optional<TempSibling> Filesystem::temp_sibling_at(const Inode& dir, const c
   struct stat st {};
   if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
   return siblings_.find(st.st_dev, st.st_ino);
+}
+
+void Filesystem::on_publishing() noexcept {
+  try {
+    std::vector<fuse_ino_t> inos;
+    {
+      std::lock_guard lock(handles_mu_);
+      for (const auto& [key, handle] : handles_) {
+        if (handle->writable && handle->inode) inos.push_back(node_id(handle->inode));
+      }
+    }
+    std::sort(inos.begin(), inos.end());
+    inos.erase(std::unique(inos.begin(), inos.end()), inos.end());
+    pages_.now(inos);
+  } catch (...) {
+    // Best effort: the gate still refuses every later writeback without a lease.
+  }
 }
 
 void Filesystem::on_published(const gate::GateSnapshot& snapshot) noexcept {

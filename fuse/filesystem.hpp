@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "fuse/inode.hpp"
+#include "fuse/page_invalidator.hpp"
 #include "fuse/temp_siblings.hpp"
 #include "gate/gate.hpp"
 
@@ -74,6 +75,14 @@ class Filesystem final : public gate::PublishListener {
   // End of a turn: temporary siblings of an earlier turn stop being siblings, and
   // the ones still in the tree are reported (gate::DenyReason::kTemporaryLeftover).
   void on_published(const gate::GateSnapshot& snapshot) noexcept override;
+  // Before a publication: flush and drop the cached pages of every inode open for
+  // writing, so what a shared mapping dirtied is judged by the snapshot it was
+  // dirtied under (page_invalidator.hpp).
+  void on_publishing() noexcept override;
+
+  // The session whose kernel caches the filesystem may invalidate; nullptr detaches.
+  void attach_session(fuse_session* session) { pages_.attach(session); }
+  PageInvalidator& pages() noexcept { return pages_; }
   gate::Gate& gate() noexcept { return gate_; }
   const FsOptions& options() const noexcept { return options_; }
   const std::string& root_prefix() const noexcept { return root_prefix_; }
@@ -142,6 +151,7 @@ class Filesystem final : public gate::PublishListener {
   std::string root_prefix_;  // backing path of the root, as /proc/self/fd shows it
   InodeTable table_;
   TempSiblings siblings_;
+  PageInvalidator pages_;
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
 };

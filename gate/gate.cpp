@@ -90,8 +90,9 @@ void Gate::publish(GateSnapshot snapshot) {
   for (const auto& g : snapshot.grants) {
     if (g.turn == snapshot.turn && !g.paths.empty()) snapshot.needs_path = true;
   }
-  cell_.publish(std::make_unique<const GateSnapshot>(std::move(snapshot)));
   std::lock_guard lock(listener_mu_);
+  if (listener_) listener_->on_publishing();
+  cell_.publish(std::make_unique<const GateSnapshot>(std::move(snapshot)));
   if (listener_) {
     auto snap = cell_.read();
     listener_->on_published(*snap);

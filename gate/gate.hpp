@@ -37,11 +37,13 @@ struct WriteClosed {
   UniqueFd content;  // read-only fd on the file underneath, for hashing; may be empty
 };
 
-// Told of every publication, after it took effect (from the publishing thread).
-// The filesystem uses it to close its temporary siblings at the end of a turn.
+// Told of every publication, from the publishing thread: just before the new
+// snapshot takes effect (the old one still judges), and after. The filesystem
+// flushes shared mappings before, and closes its temporary siblings after.
 class PublishListener {
  public:
   virtual ~PublishListener() = default;
+  virtual void on_publishing() noexcept {}
   virtual void on_published(const GateSnapshot& snapshot) noexcept = 0;
 };
 
