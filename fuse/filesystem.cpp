@@ -46,7 +46,8 @@ Filesystem::Filesystem(int root_fd, gate::Gate& gate, FsOptions options)
     : gate_(gate),
       options_(options),
       root_(dup_path_fd(root_fd), stat_fd(root_fd), false),
-      root_prefix_(fd_target(root_.fd.get())) {
+      root_prefix_(fd_target(root_.fd.get())),
+      longrun_(root_.fd.get()) {
   if (root_prefix_.empty() || root_prefix_[0] != '/') {
     throw std::runtime_error("cannot resolve the root's path through /proc/self/fd");
   }
@@ -120,11 +121,13 @@ std::unique_ptr<FileHandle> Filesystem::disown(uint64_t fh) {
 
 int Filesystem::lookup(Inode& parent, const char* name, fuse_entry_param* e) {
   *e = fuse_entry_param{};
-  const bool is_protected = child_protected(parent, name);
-  e->attr_timeout = e->entry_timeout = timeout_for(is_protected);
+  bool is_protected = child_protected(parent, name);
   UniqueFd fd(::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) return -errno;
   if (::fstatat(fd.get(), "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return -errno;
+  // The same object under another name (hard link, bind mount, case variant).
+  if (!is_protected && longrun_.protects(e->attr)) is_protected = true;
+  e->attr_timeout = e->entry_timeout = timeout_for(is_protected);
   Inode* inode = table_.acquire(std::move(fd), e->attr, is_protected);
   e->ino = reinterpret_cast<fuse_ino_t>(inode);
   return 0;

@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "fuse/inode.hpp"
+#include "fuse/longrun_identity.hpp"
 #include "fuse/page_invalidator.hpp"
 #include "fuse/temp_siblings.hpp"
 #include "gate/gate.hpp"
@@ -149,6 +150,7 @@ class Filesystem final : public gate::PublishListener {
   FsOptions options_;
   Inode root_;
   std::string root_prefix_;  // backing path of the root, as /proc/self/fd shows it
+  LongrunIdentity longrun_;  // .longrun by (st_dev, st_ino), whatever the name
   InodeTable table_;
   TempSiblings siblings_;
   PageInvalidator pages_;
