@@ -241,19 +241,18 @@ int Filesystem::gate_path(gate::Op op, std::string_view path, const gate::Caller
 
 namespace {
 
-// Each worker thread gets its own fs_struct with umask 0 the first time it
-// creates something: the kernel sends modes with the caller's umask applied.
-void private_umask_once() noexcept {
-  thread_local bool done = false;
-  if (done) return;
-  done = true;
-  if (::unshare(CLONE_FS) == 0) ::umask(0);
+// Each worker thread gets its own fs_struct the first time it creates something,
+// so that setting its umask affects no other thread.
+bool private_fs_once() noexcept {
+  thread_local int state = 0;  // 0 unknown, 1 private, -1 shared (unshare failed)
+  if (state == 0) state = ::unshare(CLONE_FS) == 0 ? 1 : -1;
+  return state == 1;
 }
 
 }  // namespace
 
-ActAsCaller::ActAsCaller(const gate::Caller& caller) noexcept {
-  private_umask_once();
+ActAsCaller::ActAsCaller(const gate::Caller& caller, mode_t umask) noexcept {
+  if (private_fs_once()) ::umask(umask & 0777);
   static const bool is_root = ::geteuid() == 0;
   if (!is_root || (caller.uid == 0 && caller.gid == 0)) return;
   ::syscall(SYS_setfsgid, caller.gid);

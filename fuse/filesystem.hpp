@@ -161,10 +161,12 @@ class Filesystem final : public gate::PublishListener {
 // For the duration of a creating syscall, the calling thread acts with the
 // caller's fsuid/fsgid so new files belong to the caller, as on a local
 // filesystem. Per thread on Linux (raw syscalls; glibc does not broadcast these).
-// Also makes the thread's umask 0 once: the kernel already applied the caller's.
+// Also gives the thread (its own fs_struct, made once) the caller's umask: with
+// POSIX ACLs the kernel does not apply it, and the backing file system applies
+// it exactly when the directory has no default ACL, as natively.
 class ActAsCaller {
  public:
-  explicit ActAsCaller(const gate::Caller& caller) noexcept;
+  explicit ActAsCaller(const gate::Caller& caller, mode_t umask = 0) noexcept;
   ~ActAsCaller();
   ActAsCaller(const ActAsCaller&) = delete;
   ActAsCaller& operator=(const ActAsCaller&) = delete;

@@ -41,7 +41,7 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
   int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC;
   if (sibling_turn) flags |= O_EXCL;
   {
-    ActAsCaller as(handle->opener);
+    ActAsCaller as(handle->opener, fuse_req_ctx(req)->umask);
     handle->fd.reset(::openat(dir.fd.get(), name, flags, mode));
   }
   if (!handle->fd) return -errno;
