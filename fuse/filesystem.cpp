@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -29,12 +30,13 @@ base::UniqueFd dup_path_fd(int fd) {
   return out;
 }
 
-// Target of /proc/self/fd/N, or "" on failure.
+// Target of /proc/self/fd/N, or "" on failure (a path too long for PATH_MAX
+// fails with ENAMETOOLONG, or would come back truncated: never use a cut path).
 std::string fd_target(int fd) {
   char buf[PATH_MAX + 1];
   std::string link = Filesystem::fd_path(fd);
   ssize_t n = ::readlink(link.c_str(), buf, PATH_MAX);
-  if (n <= 0) return {};
+  if (n <= 0 || n >= PATH_MAX) return {};
   return std::string(buf, static_cast<size_t>(n));
 }
 
@@ -44,9 +46,60 @@ Filesystem::Filesystem(int root_fd, gate::Gate& gate, FsOptions options)
     : gate_(gate),
       options_(options),
       root_(dup_path_fd(root_fd), stat_fd(root_fd), false),
-      root_prefix_(fd_target(root_.fd.get())) {
+      root_prefix_(fd_target(root_.fd.get())),
+      longrun_(root_.fd.get()) {
   if (root_prefix_.empty() || root_prefix_[0] != '/') {
     throw std::runtime_error("cannot resolve the root's path through /proc/self/fd");
+  }
+  gate_.set_publish_listener(this);
+}
+
+Filesystem::~Filesystem() {
+  gate_.set_publish_listener(nullptr);
+}
+
+std::optional<TempSibling> Filesystem::temp_sibling_at(const Inode& dir, const char* name) const {
+  if (siblings_.empty()) return std::nullopt;
+  struct stat st {};
+  if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
+  return siblings_.find(st.st_dev, st.st_ino);
+}
+
+void Filesystem::on_publishing() noexcept {
+  try {
+    std::vector<fuse_ino_t> inos;
+    {
+      std::lock_guard lock(handles_mu_);
+      for (const auto& [key, handle] : handles_) {
+        if (handle->writable && handle->inode) inos.push_back(node_id(handle->inode));
+      }
+    }
+    std::sort(inos.begin(), inos.end());
+    inos.erase(std::unique(inos.begin(), inos.end()), inos.end());
+    pages_.now(inos);
+  } catch (...) {
+    // Best effort: the gate still refuses every later writeback without a lease.
+  }
+}
+
+void Filesystem::on_published(const gate::GateSnapshot& snapshot) noexcept {
+  if (siblings_.empty()) return;
+  try {
+    const bool open = snapshot.has_task && snapshot.status == gate::TaskStatus::kInProgress;
+    for (const TempSibling& s :
+         siblings_.close_except(open ? std::optional<uint64_t>(snapshot.turn) : std::nullopt)) {
+      // Still in the tree under the name it was created with: a leftover.
+      struct stat st {};
+      if (gate::is_expressible(s.path) &&
+          ::fstatat(root_.fd.get(), s.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          st.st_dev == s.dev && st.st_ino == s.ino) {
+        gate_.report_refusal(gate::Op::kCreate, s.path, s.creator,
+                             gate::DenyReason::kTemporaryLeftover);
+        spdlog::info("temporary file {} outlived its turn {}", s.path, s.turn);
+      }
+    }
+  } catch (...) {
+    // Reporting must not fail a publication.
   }
 }
 
@@ -68,11 +121,13 @@ std::unique_ptr<FileHandle> Filesystem::disown(uint64_t fh) {
 
 int Filesystem::lookup(Inode& parent, const char* name, fuse_entry_param* e) {
   *e = fuse_entry_param{};
-  const bool is_protected = child_protected(parent, name);
-  e->attr_timeout = e->entry_timeout = timeout_for(is_protected);
+  bool is_protected = child_protected(parent, name);
   base::UniqueFd fd(::openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) return -errno;
   if (::fstatat(fd.get(), "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return -errno;
+  // The same object under another name (hard link, bind mount, case variant).
+  if (!is_protected && longrun_.protects(e->attr)) is_protected = true;
+  e->attr_timeout = e->entry_timeout = timeout_for(is_protected);
   Inode* inode = table_.acquire(std::move(fd), e->attr, is_protected);
   e->ino = reinterpret_cast<fuse_ino_t>(inode);
   return 0;
@@ -93,23 +148,33 @@ std::string Filesystem::path_of(const Inode& inode) const {
     }
   }
   const std::string& prefix = root_prefix_;
+  const std::string unresolved(gate::kUnresolvedPath);
   if (prefix == "/") {
     if (target.size() > 1 && target[0] == '/') return target.substr(1);
-    return "?";
+    return unresolved;
   }
   if (target.size() > prefix.size() + 1 && target.compare(0, prefix.size(), prefix) == 0 &&
       target[prefix.size()] == '/') {
     return target.substr(prefix.size() + 1);
   }
   if (target == prefix) return {};
-  return "?";
+  return unresolved;
 }
 
 std::string Filesystem::path_of(const Inode& parent, std::string_view name) const {
   std::string path = path_of(parent);
-  if (path == "?") return path;
+  if (!gate::is_expressible(path)) return path;
   if (!path.empty()) path += '/';
   path += name;
+  if (!gate::is_expressible(path)) return std::string(gate::kUnresolvedPath);
+  return path;
+}
+
+std::string Filesystem::gate_path_of(const Inode& base, std::string_view name,
+                                     bool is_protected) const {
+  std::string path = name.empty() ? path_of(base) : path_of(base, name);
+  // A protected object whose path cannot be read still goes to the gate as .longrun.
+  if (is_protected && !gate::is_protected_path(path)) path = ".longrun";
   return path;
 }
 
@@ -131,6 +196,16 @@ int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::st
     // the window where a path-narrowed grant was published after needs_path().
     path = resolve();
     v = gate_.check(op, path, caller);
+  }
+  if (!v.allowed && !siblings_.empty() && !is_protected) {
+    // A temporary sibling of this turn may be written, re-moded and unlinked.
+    std::optional<TempSibling> sibling = name.empty()
+                                             ? siblings_.find(base.dev, base.ino)
+                                             : temp_sibling_at(base, std::string(name).c_str());
+    if (sibling) {
+      gate::Verdict sv = gate_.check_on_temp_sibling(op, sibling->turn, caller);
+      if (sv.allowed) v = std::move(sv);
+    }
   }
   if (!v.allowed) {
     gate_.report_refusal(op, path, caller, v.reason);
@@ -166,19 +241,18 @@ int Filesystem::gate_path(gate::Op op, std::string_view path, const gate::Caller
 
 namespace {
 
-// Each worker thread gets its own fs_struct with umask 0 the first time it
-// creates something: the kernel sends modes with the caller's umask applied.
-void private_umask_once() noexcept {
-  thread_local bool done = false;
-  if (done) return;
-  done = true;
-  if (::unshare(CLONE_FS) == 0) ::umask(0);
+// Each worker thread gets its own fs_struct the first time it creates something,
+// so that setting its umask affects no other thread.
+bool private_fs_once() noexcept {
+  thread_local int state = 0;  // 0 unknown, 1 private, -1 shared (unshare failed)
+  if (state == 0) state = ::unshare(CLONE_FS) == 0 ? 1 : -1;
+  return state == 1;
 }
 
 }  // namespace
 
-ActAsCaller::ActAsCaller(const gate::Caller& caller) noexcept {
-  private_umask_once();
+ActAsCaller::ActAsCaller(const gate::Caller& caller, mode_t umask) noexcept {
+  if (private_fs_once()) ::umask(umask & 0777);
   static const bool is_root = ::geteuid() == 0;
   if (!is_root || (caller.uid == 0 && caller.gid == 0)) return;
   ::syscall(SYS_setfsgid, caller.gid);

@@ -20,6 +20,9 @@
 #include <unordered_map>
 
 #include "fuse/inode.hpp"
+#include "fuse/longrun_identity.hpp"
+#include "fuse/page_invalidator.hpp"
+#include "fuse/temp_siblings.hpp"
 #include "gate/gate.hpp"
 
 namespace leasefs::fuse {
@@ -45,11 +48,12 @@ struct FileHandle {
   std::atomic<uint64_t> bytes_written{0};
 };
 
-class Filesystem {
+class Filesystem final : public gate::PublishListener {
  public:
   // `root_fd` reaches the backing tree (opened before any mount over it); it is
   // duplicated, the caller keeps its own.
   Filesystem(int root_fd, gate::Gate& gate, FsOptions options = {});
+  ~Filesystem() override;
   Filesystem(const Filesystem&) = delete;
   Filesystem& operator=(const Filesystem&) = delete;
 
@@ -65,6 +69,21 @@ class Filesystem {
   }
   bool is_root(const Inode& inode) const noexcept { return &inode == &root_; }
   InodeTable& table() noexcept { return table_; }
+  TempSiblings& temp_siblings() noexcept { return siblings_; }
+  // The temporary sibling that `name` in `dir` is, if it is one.
+  std::optional<TempSibling> temp_sibling_at(const Inode& dir, const char* name) const;
+
+  // End of a turn: temporary siblings of an earlier turn stop being siblings, and
+  // the ones still in the tree are reported (gate::DenyReason::kTemporaryLeftover).
+  void on_published(const gate::GateSnapshot& snapshot) noexcept override;
+  // Before a publication: flush and drop the cached pages of every inode open for
+  // writing, so what a shared mapping dirtied is judged by the snapshot it was
+  // dirtied under (page_invalidator.hpp).
+  void on_publishing() noexcept override;
+
+  // The session whose kernel caches the filesystem may invalidate; nullptr detaches.
+  void attach_session(fuse_session* session) { pages_.attach(session); }
+  PageInvalidator& pages() noexcept { return pages_; }
   gate::Gate& gate() noexcept { return gate_; }
   const FsOptions& options() const noexcept { return options_; }
   const std::string& root_prefix() const noexcept { return root_prefix_; }
@@ -82,10 +101,14 @@ class Filesystem {
   // Returns 0 or -errno.
   int lookup(Inode& parent, const char* name, fuse_entry_param* e);
 
-  // Path of `inode` relative to the root ("" for the root); "?" when it cannot be
-  // resolved (the file is gone, or lies outside the root).
+  // Path of `inode` relative to the root ("" for the root); gate::kUnresolvedPath
+  // when it cannot be expressed in full (the file is gone, lies outside the root,
+  // or its path is PATH_MAX or longer), which only an unscoped grant covers.
   std::string path_of(const Inode& inode) const;
   std::string path_of(const Inode& parent, std::string_view name) const;
+  // The path the gate is asked about: path_of, except that a protected object
+  // (`is_protected`) always reaches the gate as under .longrun.
+  std::string gate_path_of(const Inode& base, std::string_view name, bool is_protected) const;
 
   // Gate checks: 0 when allowed, -EACCES (after reporting the refusal) otherwise.
   int gate_inode(gate::Op op, const Inode& inode, const gate::Caller& caller,
@@ -127,7 +150,10 @@ class Filesystem {
   FsOptions options_;
   Inode root_;
   std::string root_prefix_;  // backing path of the root, as /proc/self/fd shows it
+  LongrunIdentity longrun_;  // .longrun by (st_dev, st_ino), whatever the name
   InodeTable table_;
+  TempSiblings siblings_;
+  PageInvalidator pages_;
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
 };
@@ -135,10 +161,12 @@ class Filesystem {
 // For the duration of a creating syscall, the calling thread acts with the
 // caller's fsuid/fsgid so new files belong to the caller, as on a local
 // filesystem. Per thread on Linux (raw syscalls; glibc does not broadcast these).
-// Also makes the thread's umask 0 once: the kernel already applied the caller's.
+// Also gives the thread (its own fs_struct, made once) the caller's umask: with
+// POSIX ACLs the kernel does not apply it, and the backing file system applies
+// it exactly when the directory has no default ACL, as natively.
 class ActAsCaller {
  public:
-  explicit ActAsCaller(const gate::Caller& caller) noexcept;
+  explicit ActAsCaller(const gate::Caller& caller, mode_t umask = 0) noexcept;
   ~ActAsCaller();
   ActAsCaller(const ActAsCaller&) = delete;
   ActAsCaller& operator=(const ActAsCaller&) = delete;

@@ -1,6 +1,8 @@
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <memory>
+#include <optional>
 
 #include "fuse/file_handle.hpp"
 #include "fuse/operations.hpp"
@@ -17,18 +19,46 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
   const bool is_protected = fs.child_protected(dir, name);
   handle->path = fs.path_of(dir, name);
   if (is_protected && !gate::is_protected_path(handle->path)) handle->path = ".longrun";
-  if (int res = fs.gate_path(gate::Op::kCreate, handle->path, handle->opener, &handle->grant_id);
-      res < 0) {
-    return res;
+  gate::Gate& gate = fs.gate();
+  gate::Verdict v = gate.check(gate::Op::kCreate, handle->path, handle->opener);
+  // Out of scope, but beside a path a grant edits: a temporary sibling
+  // (gate/temp_sibling.hpp), created exclusively so that no existing file can
+  // become one.
+  std::optional<uint64_t> sibling_turn;
+  if (!v.allowed && v.reason == gate::DenyReason::kOutOfScope && !is_protected) {
+    uint64_t turn = 0;
+    gate::Verdict sv = gate.check_temp_sibling(handle->path, handle->opener, &turn);
+    if (sv.allowed) {
+      v = std::move(sv);
+      sibling_turn = turn;
+    }
   }
-  const int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC;
+  if (!v.allowed) {
+    gate.report_refusal(gate::Op::kCreate, handle->path, handle->opener, v.reason);
+    return -EACCES;
+  }
+  handle->grant_id = std::move(v.grant_id);
+  int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC;
+  if (sibling_turn) flags |= O_EXCL;
   {
-    ActAsCaller as(handle->opener);
+    ActAsCaller as(handle->opener, fuse_req_ctx(req)->umask);
     handle->fd.reset(::openat(dir.fd.get(), name, flags, mode));
   }
   if (!handle->fd) return -errno;
   if (int res = fs.lookup(dir, name, e); res < 0) return res;
   handle->inode = reinterpret_cast<Inode*>(e->ino);
+  if (sibling_turn &&
+      !fs.temp_siblings().add({handle->inode->dev, handle->inode->ino, *sibling_turn, handle->path,
+                               handle->opener,
+                               std::make_shared<const base::UniqueFd>(
+                                   ::fcntl(handle->inode->fd.get(), F_DUPFD_CLOEXEC, 0))})) {
+    // Too many temporaries this turn: the create is refused after all.
+    ::unlinkat(dir.fd.get(), name, 0);
+    fs.table().forget(handle->inode, 1);
+    gate.report_refusal(gate::Op::kCreate, handle->path, handle->opener,
+                        gate::DenyReason::kOutOfScope);
+    return -EACCES;
+  }
   apply_cache_policy(fi, is_protected);
   fi->fh = fs.adopt(std::move(handle));
   return 0;

@@ -25,6 +25,12 @@ void op_init(void* /*userdata*/, fuse_conn_info* conn) {
   want(conn, FUSE_CAP_ATOMIC_O_TRUNC);  // O_TRUNC arrives with the open: one gate check
   // Symlink targets only change through us (unlink + symlink), which invalidates.
   want(conn, FUSE_CAP_CACHE_SYMLINKS);
+  // POSIX ACLs as natively: the kernel enforces them (with default_permissions)
+  // from system.posix_acl_* xattrs, which pass through to the backing file. It
+  // then leaves the umask to us: creating ops run with the caller's umask
+  // (ActAsCaller), which the backing file system ignores under a default ACL.
+  want(conn, FUSE_CAP_POSIX_ACL);
+  want(conn, FUSE_CAP_DONT_MASK);
   conn->max_write = 1u << 20;
 }
 

@@ -1,8 +1,9 @@
-// link: the gate is asked about the new name and about the source. A hard link
-// must not carry .longrun content out (I5), and it must not make an out-of-scope
-// file writable under an in-scope name: under a grant for `src/**`, `ln docs/x
-// src/x` followed by `echo > src/x` would rewrite docs/x. So the source must be
-// covered too (with an unnarrowed grant this costs no path resolution).
+// link: a new name for existing content (gate::decide_link). A hard link must not
+// carry .longrun content out (I5), and it must not make an out-of-scope file
+// writable under an in-scope name: under a grant for `src/**`, `ln docs/x src/x`
+// followed by `echo > src/x` would rewrite docs/x. So the source must be covered
+// too, and for every op class the new name would allow on the content (with an
+// unnarrowed grant this costs no path resolution).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -15,8 +16,23 @@ namespace {
 int do_link(fuse_req_t req, Filesystem& fs, Inode& inode, Inode& dir, const char* name,
             fuse_entry_param* e) {
   const gate::Caller caller = Filesystem::caller(req);
-  if (int res = fs.gate_entry(gate::Op::kLink, dir, name, caller); res < 0) return res;
-  if (int res = fs.gate_inode(gate::Op::kLink, inode, caller); res < 0) return res;
+  const bool source_protected = inode.protected_path.load();
+  const bool name_protected = fs.child_protected(dir, name);
+  auto ask = [&](bool resolve, gate::Effect* refused) {
+    const std::string source =
+        resolve || source_protected ? fs.gate_path_of(inode, {}, source_protected) : std::string();
+    const std::string target =
+        resolve || name_protected ? fs.gate_path_of(dir, name, name_protected) : std::string();
+    return fs.gate().check_link(source, target, caller, refused);
+  };
+  gate::Effect refused;
+  bool resolved = fs.gate().needs_path();
+  gate::Verdict v = ask(resolved, &refused);
+  if (!v.allowed && !resolved) v = ask(true, &refused);  // report real paths
+  if (!v.allowed) {
+    fs.gate().report_refusal(refused.op, refused.path, caller, v.reason);
+    return -EACCES;
+  }
   // AT_EMPTY_PATH on an O_PATH fd needs CAP_DAC_READ_SEARCH; the /proc path works
   // for everyone else.
   static const bool is_root = ::geteuid() == 0;

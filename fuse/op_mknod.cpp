@@ -12,7 +12,7 @@ int do_mknod(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode_
   const gate::Caller caller = Filesystem::caller(req);
   if (int res = fs.gate_entry(gate::Op::kMknod, dir, name, caller); res < 0) return res;
   {
-    ActAsCaller as(caller);
+    ActAsCaller as(caller, fuse_req_ctx(req)->umask);
     if (::mknodat(dir.fd.get(), name, mode, rdev) != 0) return -errno;
   }
   return fs.lookup(dir, name, e);

@@ -1,6 +1,7 @@
 #include <fcntl.h>
 
 #include <memory>
+#include <optional>
 
 #include "fuse/file_handle.hpp"
 #include "fuse/operations.hpp"
@@ -19,8 +20,21 @@ int do_open(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi) {
     // The path is resolved once here and reused by every write on this handle.
     handle->path = fs.path_of(inode);
     if (is_protected && !gate::is_protected_path(handle->path)) handle->path = ".longrun";
-    int res = fs.gate_path(gate::Op::kOpenWrite, handle->path, handle->opener, &handle->grant_id);
-    if (res < 0) return res;
+    // A temporary sibling of this turn (gate/temp_sibling.hpp) may be reopened
+    // for writing; anything else asks the gate as usual.
+    std::optional<TempSibling> sibling =
+        is_protected ? std::nullopt : fs.temp_siblings().find(inode.dev, inode.ino);
+    gate::Verdict sv;
+    if (sibling) {
+      sv = fs.gate().check_on_temp_sibling(gate::Op::kOpenWrite, sibling->turn, handle->opener);
+    }
+    if (sv.allowed) {
+      handle->grant_id = std::move(sv.grant_id);
+    } else if (int res = fs.gate_path(gate::Op::kOpenWrite, handle->path, handle->opener,
+                                      &handle->grant_id);
+               res < 0) {
+      return res;
+    }
   }
   const int flags = (fi->flags & ~O_NOFOLLOW) | O_CLOEXEC;
   handle->fd.reset(::open(Filesystem::fd_path(inode.fd.get()).c_str(), flags));

@@ -1,24 +1,114 @@
-// rename, with RENAME_NOREPLACE / RENAME_EXCHANGE passed to renameat2. Both the
-// source and the destination names are asked (either may be under .longrun).
+// rename, with RENAME_NOREPLACE / RENAME_EXCHANGE passed to renameat2.
+//
+// The gate judges the rename's effect (gate/effect.hpp): both names; a directory's
+// whole subtree under its old and new name (listed here, bounded, only when some
+// grant is narrowed by path); the deletion of a target it replaces; and for
+// RENAME_EXCHANGE, the same both ways. Either name may be under .longrun.
+//
+// A target that appears between the check and the rename would be deleted
+// without its deletion having been asked: when the check saw no target, the
+// rename runs with RENAME_NOREPLACE, and an EEXIST sends it round again with the
+// target in view.
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <stdio.h>
+#include <sys/stat.h>
+
+#include <optional>
 
 #include "fuse/operations.hpp"
+#include "fuse/subtree.hpp"
 
 namespace leasefs::fuse {
+
+namespace {
+
+gate::RenameTarget target_kind(const Inode& dir, const char* name) {
+  struct stat st {};
+  if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return gate::RenameTarget::kAbsent;
+  }
+  return S_ISDIR(st.st_mode) ? gate::RenameTarget::kDirectory : gate::RenameTarget::kFile;
+}
+
+// A temporary sibling (gate/temp_sibling.hpp) goes only onto a path the lease
+// covers for writing; there it stops being a sibling.
+int rename_temp_sibling(Filesystem& fs, const TempSibling& sibling, Inode& from, const char* name,
+                        Inode& to, const char* newname, unsigned int flags,
+                        const gate::Caller& caller) {
+  const std::string from_path = fs.gate_path_of(from, name, false);
+  const std::string to_path = fs.gate_path_of(to, newname, fs.child_protected(to, newname));
+  gate::Verdict v = fs.gate().check_temp_sibling_rename(from_path, to_path, sibling.turn, caller);
+  if (!v.allowed) {
+    fs.gate().report_refusal(gate::Op::kRename, to_path, caller, v.reason);
+    return -EACCES;
+  }
+  if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) != 0) return -errno;
+  fs.temp_siblings().erase(sibling.dev, sibling.ino);
+  return 0;
+}
+
+int do_rename(fuse_req_t req, Filesystem& fs, Inode& from, const char* name, Inode& to,
+              const char* newname, unsigned int flags) {
+  const gate::Caller caller = Filesystem::caller(req);
+  gate::Gate& gate = fs.gate();
+  if (std::optional<TempSibling> sibling = fs.temp_sibling_at(from, name);
+      sibling && (flags & RENAME_EXCHANGE) == 0) {
+    return rename_temp_sibling(fs, *sibling, from, name, to, newname, flags, caller);
+  }
+  for (int attempt = 0;; ++attempt) {
+    gate::RenamePlan plan;
+    plan.from = fs.gate_path_of(from, name, fs.child_protected(from, name));
+    plan.to = fs.gate_path_of(to, newname, fs.child_protected(to, newname));
+    plan.exchange = (flags & RENAME_EXCHANGE) != 0;
+    plan.from_is_dir = target_kind(from, name) == gate::RenameTarget::kDirectory;
+    plan.target = target_kind(to, newname);
+    // Subtrees matter only to path-narrowed grants; unwalked, they count as
+    // incomplete, and a refusal walks them and asks again.
+    auto walk = [&] {
+      if (plan.from_is_dir) plan.from_tree = list_subtree(from.fd.get(), name, plan.from.size());
+      if (plan.exchange && plan.target == gate::RenameTarget::kDirectory) {
+        plan.to_tree = list_subtree(to.fd.get(), newname, plan.to.size());
+      }
+    };
+    bool walked = gate.needs_path();
+    if (walked) walk();
+    gate::Effect refused;
+    gate::Verdict v = gate.check_rename(plan, caller, &refused);
+    if (!v.allowed && !walked &&
+        (plan.from_is_dir || (plan.exchange && plan.target == gate::RenameTarget::kDirectory))) {
+      walk();
+      v = gate.check_rename(plan, caller, &refused);
+    }
+    if (!v.allowed) {
+      gate.report_refusal(refused.op, refused.path, caller, v.reason);
+      SPDLOG_DEBUG("refused rename {} -> {} ({} {}): {}", plan.from, plan.to,
+                   gate::op_name(refused.op), refused.path, gate::to_string(v.reason));
+      return -EACCES;
+    }
+    unsigned int run_flags = flags;
+    const bool guard_target = !plan.exchange && plan.target == gate::RenameTarget::kAbsent &&
+                              (flags & RENAME_NOREPLACE) == 0;
+    if (guard_target) run_flags |= RENAME_NOREPLACE;
+    if (::renameat2(from.fd.get(), name, to.fd.get(), newname, run_flags) == 0) return 0;
+    const int err = errno;
+    if (guard_target && err == EEXIST && attempt < 3) continue;  // judge the new target
+    if (guard_target && err == EINVAL) {
+      // A backing filesystem without RENAME_NOREPLACE: the plain rename, as asked.
+      if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) == 0) return 0;
+      return -errno;
+    }
+    return -err;
+  }
+}
+
+}  // namespace
 
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
                const char* newname, unsigned int flags) {
   guarded(req, "rename", [&] {
     Filesystem& fs = Filesystem::of(req);
-    Inode& from = fs.inode(parent);
-    Inode& to = fs.inode(newparent);
-    const gate::Caller caller = Filesystem::caller(req);
-    int res = fs.gate_entry(gate::Op::kRename, from, name, caller);
-    if (res == 0) res = fs.gate_entry(gate::Op::kRename, to, newname, caller);
-    if (res == 0 && ::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) != 0) {
-      res = -errno;
-    }
+    int res = do_rename(req, fs, fs.inode(parent), name, fs.inode(newparent), newname, flags);
     fuse_reply_err(req, -res);
   });
 }

@@ -1,7 +1,9 @@
 // setattr: size is a truncate (Op::kTruncate), anything else (mode, owner, times)
 // is Op::kSetattr. Both are asked when both are set.
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fuse/operations.hpp"
@@ -9,6 +11,34 @@
 namespace leasefs::fuse {
 
 namespace {
+
+// Sets the times of the symlink `inode` itself (utimensat with
+// AT_SYMLINK_NOFOLLOW needs a directory and a name): opens its parent beneath the
+// root without following symlinks, checks the name still is this inode, and sets
+// the times there. A symlink whose path cannot be expressed keeps EOPNOTSUPP.
+int utimens_symlink(Filesystem& fs, const Inode& inode, const struct timespec tv[2]) {
+  const std::string path = fs.path_of(inode);
+  if (!gate::is_expressible(path) || path.empty()) {
+    errno = EOPNOTSUPP;
+    return -1;
+  }
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  open_how how{};
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  base::UniqueFd parent(static_cast<int>(
+      ::syscall(SYS_openat2, fs.inode(FUSE_ROOT_ID).fd.get(), dir.c_str(), &how, sizeof how)));
+  if (!parent) return -1;
+  struct stat st {};
+  if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
+  if (st.st_dev != inode.dev || st.st_ino != inode.ino) {
+    errno = ESTALE;  // renamed meanwhile; the caller may retry
+    return -1;
+  }
+  return ::utimensat(parent.get(), name.c_str(), tv, AT_SYMLINK_NOFOLLOW);
+}
 
 constexpr int kAttrBits = FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
                           FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
@@ -63,9 +93,8 @@ int do_setattr(fuse_req_t req, Filesystem& fs, Inode& inode, const struct stat& 
     if (fi) {
       res = ::futimens(handle->fd.get(), tv);
     } else if (inode.type == S_IFLNK) {
-      // No path-free way to touch a symlink itself; its parent is unknown here.
-      errno = EOPNOTSUPP;
-      res = -1;
+      // No path-free way to touch a symlink itself: through its parent and name.
+      res = utimens_symlink(fs, inode, tv);
     } else {
       res = ::utimensat(AT_FDCWD, proc.c_str(), tv, 0);
     }

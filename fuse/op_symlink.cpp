@@ -12,7 +12,7 @@ int do_symlink(fuse_req_t req, Filesystem& fs, const char* link, Inode& dir, con
   const gate::Caller caller = Filesystem::caller(req);
   if (int res = fs.gate_entry(gate::Op::kSymlink, dir, name, caller); res < 0) return res;
   {
-    ActAsCaller as(caller);
+    ActAsCaller as(caller, fuse_req_ctx(req)->umask);
     if (::symlinkat(link, dir.fd.get(), name) != 0) return -errno;
   }
   return fs.lookup(dir, name, e);

@@ -4,18 +4,22 @@
 // path asked is the file's current one (gate_handle), not the name it was opened
 // under. Writeback of a shared writable mmap arrives here too (fi->writepage):
 // stores into such a mapping reach the file only if a lease covers it when the
-// kernel writes the pages back.
+// kernel writes the pages back, and a refused page is dropped from the cache.
 #include "fuse/operations.hpp"
 
 namespace leasefs::fuse {
 
-void op_write_buf(fuse_req_t req, fuse_ino_t /*ino*/, fuse_bufvec* in_buf, off_t off,
+void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off,
                   fuse_file_info* fi) {
   guarded(req, "write", [&] {
     Filesystem& fs = Filesystem::of(req);
     FileHandle& handle = handle_of(fi);
     if (int res = fs.gate_handle(gate::Op::kWrite, handle, Filesystem::caller(req)); res < 0) {
-      return static_cast<void>(fuse_reply_err(req, -res));
+      fuse_reply_err(req, -res);
+      // A refused writeback leaves the refused bytes in the kernel's page: drop it,
+      // so no reader through the mount sees them (page_invalidator.hpp).
+      if (fi->writepage) fs.pages().later(ino);
+      return;
     }
     fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in_buf));
     out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);

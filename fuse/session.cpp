@@ -27,7 +27,7 @@ std::string escape_option(std::string_view value) {
 }
 
 Session::Session(Filesystem& fs, std::string mountpoint, const MountOptions& options)
-    : mountpoint_(std::move(mountpoint)), max_threads_(options.max_threads) {
+    : fs_(fs), mountpoint_(std::move(mountpoint)), max_threads_(options.max_threads) {
   std::string opts = "fsname=" + escape_option(options.fsname) + ",subtype=leasefs";
   if (options.allow_other) opts += ",allow_other";
   opts += ",default_permissions";
@@ -47,10 +47,12 @@ Session::Session(Filesystem& fs, std::string mountpoint, const MountOptions& opt
                              " (is /dev/fuse available, and user_allow_other set?)");
   }
   mounted_ = true;
+  fs_.attach_session(se_);
 }
 
 Session::~Session() {
   if (!se_) return;
+  fs_.attach_session(nullptr);
   unmount();
   fuse_session_destroy(se_);
 }

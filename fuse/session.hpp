@@ -44,6 +44,7 @@ class Session {
   fuse_session* raw() noexcept { return se_; }
 
  private:
+  Filesystem& fs_;
   fuse_session* se_ = nullptr;
   std::string mountpoint_;
   unsigned max_threads_;

@@ -22,6 +22,8 @@ std::string_view to_string(DenyReason reason) noexcept {
       return "out_of_scope";
     case DenyReason::kProtectedPath:
       return "protected_path";
+    case DenyReason::kTemporaryLeftover:
+      return "temporary_leftover";
   }
   return "unknown";
 }
@@ -31,10 +33,15 @@ bool is_protected_path(std::string_view path) noexcept {
   return path.starts_with(kDir) && (path.size() == kDir.size() || path[kDir.size()] == '/');
 }
 
+bool is_expressible(std::string_view path) noexcept {
+  return path.size() < kMaxPathLength && !path.starts_with('/');
+}
+
 namespace {
 
 bool covers_path(const Grant& grant, std::string_view path) noexcept {
   if (grant.paths.empty()) return true;
+  if (!is_expressible(path)) return false;
   // An empty path is the root, or a caller that did not resolve the path: either
   // way a grant narrowed by path does not cover it (fail closed).
   if (path.empty()) return false;

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,7 @@ enum class DenyReason : uint8_t {
   kExpired,
   kOutOfScope,
   kProtectedPath,
+  kTemporaryLeftover,  // not a refusal of a call: a temporary sibling outlived its turn
 };
 
 std::string_view to_string(DenyReason reason) noexcept;
@@ -53,6 +55,17 @@ struct Decision {
 
 // `path` is relative to the root ("" for the root itself, "src/a.c").
 bool is_protected_path(std::string_view path) noexcept;
+
+// What the filesystem passes for a path it cannot express in full: longer than
+// kMaxPathLength, or whose parent chain no longer leads to the root. It starts
+// with '/', so no relative path and no glob can equal it.
+inline constexpr std::string_view kUnresolvedPath = "/(unresolved)";
+inline constexpr size_t kMaxPathLength = 4096;  // PATH_MAX, with the terminating NUL
+
+// False for kUnresolvedPath, any path starting with '/', and any path of
+// kMaxPathLength bytes or more. Only a grant with no path scope covers such a path;
+// it never matches a glob, not even `**`.
+bool is_expressible(std::string_view path) noexcept;
 
 Decision decide(const GateSnapshot& snapshot, Op op, std::string_view path, const Caller& caller,
                 int64_t now_ms) noexcept;

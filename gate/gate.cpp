@@ -26,6 +26,61 @@ Verdict Gate::check(Op op, std::string_view path, const Caller& caller) const no
   return v;
 }
 
+namespace {
+
+Verdict verdict_of(EffectDecision&& d, Effect* refused) {
+  Verdict v{d.decision.allowed, d.decision.reason, {}};
+  if (d.decision.grant) v.grant_id = d.decision.grant->id;
+  if (!v.allowed && refused) *refused = std::move(d.refused);
+  return v;
+}
+
+}  // namespace
+
+Verdict Gate::check_rename(const RenamePlan& plan, const Caller& caller, Effect* refused) const {
+  auto snap = cell_.read();
+  return verdict_of(decide_rename(*snap, plan, caller, now_ms()), refused);
+}
+
+Verdict Gate::check_link(std::string_view source, std::string_view name, const Caller& caller,
+                         Effect* refused) const {
+  auto snap = cell_.read();
+  return verdict_of(decide_link(*snap, source, name, caller, now_ms()), refused);
+}
+
+namespace {
+
+Verdict verdict_of(const Decision& d) {
+  Verdict v{d.allowed, d.reason, {}};
+  if (d.grant) v.grant_id = d.grant->id;
+  return v;
+}
+
+}  // namespace
+
+Verdict Gate::check_temp_sibling(std::string_view path, const Caller& caller,
+                                 uint64_t* turn) const {
+  auto snap = cell_.read();
+  if (turn) *turn = snap->turn;
+  return verdict_of(decide_temp_sibling(*snap, path, caller, now_ms()));
+}
+
+Verdict Gate::check_on_temp_sibling(Op op, uint64_t turn, const Caller& caller) const {
+  auto snap = cell_.read();
+  return verdict_of(decide_on_temp_sibling(*snap, op, turn, caller, now_ms()));
+}
+
+Verdict Gate::check_temp_sibling_rename(std::string_view from, std::string_view to, uint64_t turn,
+                                        const Caller& caller) const {
+  auto snap = cell_.read();
+  return verdict_of(decide_temp_sibling_rename(*snap, from, to, turn, caller, now_ms()));
+}
+
+void Gate::set_publish_listener(PublishListener* listener) noexcept {
+  std::lock_guard lock(listener_mu_);
+  listener_ = listener;
+}
+
 bool Gate::needs_path() const noexcept {
   return cell_.read()->needs_path;
 }
@@ -35,7 +90,13 @@ void Gate::publish(GateSnapshot snapshot) {
   for (const auto& g : snapshot.grants) {
     if (g.turn == snapshot.turn && !g.paths.empty()) snapshot.needs_path = true;
   }
+  std::lock_guard lock(listener_mu_);
+  if (listener_) listener_->on_publishing();
   cell_.publish(std::make_unique<const GateSnapshot>(std::move(snapshot)));
+  if (listener_) {
+    auto snap = cell_.read();
+    listener_->on_published(*snap);
+  }
 }
 
 void Gate::set_sink(GateEventSink* sink) noexcept {

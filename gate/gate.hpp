@@ -13,7 +13,9 @@
 #include "base/clock.hpp"
 #include "base/unique_fd.hpp"
 #include "gate/decision.hpp"
+#include "gate/effect.hpp"
 #include "gate/snapshot_cell.hpp"
+#include "gate/temp_sibling.hpp"
 
 namespace leasefs::gate {
 
@@ -33,6 +35,16 @@ struct WriteClosed {
   std::string grant_id;  // the grant the file was opened under
   Caller caller;
   base::UniqueFd content;  // read-only fd on the file underneath, for hashing; may be empty
+};
+
+// Told of every publication, from the publishing thread: just before the new
+// snapshot takes effect (the old one still judges), and after. The filesystem
+// flushes shared mappings before, and closes its temporary siblings after.
+class PublishListener {
+ public:
+  virtual ~PublishListener() = default;
+  virtual void on_publishing() noexcept {}
+  virtual void on_published(const GateSnapshot& snapshot) noexcept = 0;
 };
 
 // Implemented by the control plane. Called from filesystem threads: must not block
@@ -57,6 +69,20 @@ class Gate {
   // Hot path for every mutation; lock-free. Path relative to the root.
   Verdict check(Op op, std::string_view path, const Caller& caller) const noexcept;
 
+  // Composed effects (see effect.hpp), judged against one snapshot. When refused,
+  // `refused` names the effect that was (for the refusal report).
+  Verdict check_rename(const RenamePlan& plan, const Caller& caller, Effect* refused) const;
+  Verdict check_link(std::string_view source, std::string_view name, const Caller& caller,
+                     Effect* refused) const;
+
+  // Temporary siblings (temp_sibling.hpp). `turn` receives the turn a new sibling
+  // belongs to.
+  Verdict check_temp_sibling(std::string_view path, const Caller& caller, uint64_t* turn) const;
+  Verdict check_on_temp_sibling(Op op, uint64_t turn, const Caller& caller) const;
+  Verdict check_temp_sibling_rename(std::string_view from, std::string_view to, uint64_t turn,
+                                    const Caller& caller) const;
+  void set_publish_listener(PublishListener* listener) noexcept;  // nullptr detaches
+
   // Whether check() needs a real path beyond the protected-path test: true when a
   // grant in force is narrowed by path globs. Lets the filesystem skip path work.
   bool needs_path() const noexcept;
@@ -80,6 +106,8 @@ class Gate {
  private:
   SnapshotCell<GateSnapshot> cell_;
   std::atomic<GateEventSink*> sink_{nullptr};
+  std::mutex listener_mu_;  // held while a listener runs, so detaching waits for it
+  PublishListener* listener_ = nullptr;
 
   struct RecentRefusal {
     int64_t first_ms = 0;

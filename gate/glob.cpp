@@ -1,6 +1,9 @@
 // Iterative matcher with backtracking to the last star, the classic wildcard
 // algorithm extended with one rule: a single `*` (or `?`) never crosses '/',
-// while `**` does. A pattern "dir/**" also matches "dir" itself, as users expect.
+// while `**` does. A pattern "dir/**" also matches "dir" itself, as users expect,
+// and a pattern ending in '/' ("dir/", "src/*/") names directories: it matches a
+// path that is such a directory or lies beneath one. The full rules are in
+// DESIGN.md ("Path globs").
 #include "gate/glob.hpp"
 
 namespace leasefs::gate {
@@ -63,6 +66,16 @@ bool match(std::string_view p, std::string_view s) noexcept {
 bool glob_match(std::string_view pattern, std::string_view path) noexcept {
   while (!pattern.empty() && pattern.front() == '/') pattern.remove_prefix(1);
   while (pattern.starts_with("./")) pattern.remove_prefix(2);
+  if (pattern.ends_with('/')) {
+    while (pattern.ends_with('/')) pattern.remove_suffix(1);
+    if (pattern.empty()) return false;
+    // The path itself, or any of its ancestors, is a directory the pattern names.
+    for (size_t end = path.size(); end != std::string_view::npos && end > 0;
+         end = path.rfind('/', end - 1)) {
+      if (match(pattern, path.substr(0, end))) return true;
+    }
+    return false;
+  }
   if (match(pattern, path)) return true;
   // "dir/**" covers the directory itself (mkdir dir, rmdir dir).
   if (pattern.ends_with("/**")) return pattern.substr(0, pattern.size() - 3) == path;

@@ -1,5 +1,6 @@
 // Path globs for grants: `*` and `?` stay within one path component, `**` spans
-// any number of components. Paths are relative to the root, '/'-separated.
+// any number of components; a trailing '/' names a directory and everything in it.
+// Paths are relative to the root, '/'-separated. Exact rules: DESIGN.md, "Path globs".
 #pragma once
 
 #include <string_view>

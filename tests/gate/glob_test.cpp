@@ -39,5 +39,26 @@ TEST(Glob, ExactAndLeadingSlash) {
   EXPECT_FALSE(glob_match("README.md", "docs/README.md"));
 }
 
+TEST(Glob, TrailingSlashNamesADirectoryAndEverythingBeneath) {
+  EXPECT_TRUE(glob_match("src/", "src"));
+  EXPECT_TRUE(glob_match("src/", "src/a/b.c"));
+  EXPECT_FALSE(glob_match("src/", "srcx/a"));
+  EXPECT_TRUE(glob_match("src/*/", "src/a/b.c"));
+  EXPECT_FALSE(glob_match("src/*/", "src"));
+  EXPECT_FALSE(glob_match("/", "a"));
+}
+
+TEST(Glob, DotFilesAreOrdinaryNames) {
+  EXPECT_TRUE(glob_match("*", ".env"));
+  EXPECT_TRUE(glob_match("src/*", "src/.hidden"));
+  EXPECT_TRUE(glob_match("src/**", "src/.git/config"));
+  EXPECT_FALSE(glob_match("?env", ".x/env"));
+}
+
+TEST(Glob, BareDirectoryNameIsOnlyTheDirectory) {
+  EXPECT_TRUE(glob_match("src", "src"));
+  EXPECT_FALSE(glob_match("src", "src/a.c"));
+}
+
 }  // namespace
 }  // namespace leasefs::gate

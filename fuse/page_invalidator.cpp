@@ -1,0 +1,58 @@
+#include "fuse/page_invalidator.hpp"
+
+namespace leasefs::fuse {
+
+namespace {
+constexpr size_t kMaxQueued = 4096;  // beyond this, a refusal storm drops requests
+}
+
+PageInvalidator::~PageInvalidator() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void PageInvalidator::attach(fuse_session* session) {
+  std::lock_guard lock(session_mu_);
+  session_ = session;
+}
+
+void PageInvalidator::notify(fuse_ino_t ino) {
+  // off 0, len 0: every cached page of the inode (dirty ones are written back
+  // first, through the gate).
+  if (session_) fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+}
+
+void PageInvalidator::later(fuse_ino_t ino) {
+  std::lock_guard lock(mu_);
+  if (stopping_ || queue_.size() >= kMaxQueued) return;
+  queue_.push_back(ino);
+  if (!worker_.joinable()) worker_ = std::thread([this] { run(); });
+  cv_.notify_one();
+}
+
+void PageInvalidator::now(const std::vector<fuse_ino_t>& inos) {
+  std::lock_guard lock(session_mu_);
+  for (fuse_ino_t ino : inos) notify(ino);
+}
+
+void PageInvalidator::run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    fuse_ino_t ino = queue_.front();
+    queue_.pop_front();
+    lock.unlock();
+    {
+      std::lock_guard session_lock(session_mu_);
+      notify(ino);
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace leasefs::fuse
