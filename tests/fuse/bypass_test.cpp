@@ -459,10 +459,9 @@ TEST(Bypass, SharedMmapStoresAfterRevokeNeverReachTheBackingFile) {
   child.go();
   EXPECT_EQ(child.join(60), 0);
   EXPECT_EQ(read_file(fs.backing() + "/f"), content);
-  // Known limitation, not a write to the tree: the kernel keeps the refused
-  // stores in its (clean) cached page after the failed writeback, so reads
-  // through the mount may show them until the page is evicted. The backing file,
-  // checked above, never gets them.
+  // The refused page is also dropped from the kernel's cache, so readers through
+  // the mount do not see the refused stores either (tests/security/
+  // fileplane_mmap_test.cpp).
 }
 
 // Stores made while unleased and never synced sit in the page cache until
