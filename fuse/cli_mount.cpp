@@ -1,7 +1,8 @@
 // `leasefs mount ROOT [MOUNTPOINT]`.
 //
 // Order matters: check everything that can be checked before touching anything;
-// clear a dead mount left by a crash; fork (unless --foreground) before any
+// take over a dead mount left by a crash on top of it, never by clearing it
+// first (fuse/takeover.hpp); fork (unless --foreground) before any
 // thread exists; open the root *before* mounting over it, so the daemon keeps a
 // way to the tree underneath; take the root (Runtime: lock, state, memory); mount;
 // open the control socket; and only then say "ready" - through a pipe to the
@@ -29,6 +30,7 @@
 #include "fuse/filesystem.hpp"
 #include "fuse/mount_table.hpp"
 #include "fuse/session.hpp"
+#include "fuse/takeover.hpp"
 #include "gate/control/runtime.hpp"
 #include "gate/error.hpp"
 #include "gate/longrun_dir.hpp"
@@ -39,30 +41,38 @@ namespace {
 
 std::optional<std::string> real_path(const std::string& path, std::string* error) {
   char buf[PATH_MAX];
-  if (!::realpath(path.c_str(), buf)) {
-    *error = path + ": " + std::strerror(errno);
-    return std::nullopt;
+  if (::realpath(path.c_str(), buf)) return std::string(buf);
+  // A dead mount on the last component: canonicalize its parent, keep the name.
+  const int err = errno;
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const size_t slash = trimmed.rfind('/');
+  const std::string parent =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : trimmed.substr(0, slash));
+  const std::string name = slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+  if (err == ENOTCONN && name != "." && name != ".." && ::realpath(parent.c_str(), buf)) {
+    std::string candidate = std::string(buf) + (std::string(buf) == "/" ? "" : "/") + name;
+    if (dead_leasefs_mount(candidate)) return candidate;
   }
-  return std::string(buf);
+  *error = path + ": " + std::strerror(err);
+  return std::nullopt;
 }
 
 bool is_dir(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  return dead_leasefs_mount(path) || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
 }
 
-// A leasefs mount at `path`: cleared if dead, an error if alive.
-bool check_existing_mount(const std::string& path, const std::string& root, std::string* error) {
+// A leasefs mount at `path`: taken over if dead (*dead = true), an error if alive.
+bool check_existing_mount(const std::string& path, const std::string& root, bool* dead,
+                          std::string* error) {
   if (!leasefs_mount_at(path)) return true;
-  // statfs always reaches the daemon (stat may be answered from the attr cache).
-  struct statfs sfs {};
-  if (::statfs(path.c_str(), &sfs) != 0 && errno == ENOTCONN) {
-    std::fprintf(stderr, "note: %s is a dead leasefs mount (its daemon ended); clearing it\n",
+  if (dead_leasefs_mount(path)) {
+    std::fprintf(stderr,
+                 "note: %s is a dead leasefs mount (its daemon ended); it keeps failing closed "
+                 "until the new daemon is mounted on top of it\n",
                  path.c_str());
-    if (!fusermount({"-uz"}, path)) {
-      *error = "cannot clear the dead mount at " + path + " (fusermount3 -uz failed)";
-      return false;
-    }
+    *dead = true;
     return true;
   }
   pid_t pid = 0;
@@ -124,7 +134,7 @@ int wait_for_child(int fd) {
 }
 
 int serve(const MountCommand& cmd, const std::string& root, const std::string& mountpoint,
-          Reporter& report) {
+          bool root_dead, bool mountpoint_dead, Reporter& report) {
   // Signals are taken by one thread with sigwait; block them before any thread.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -134,7 +144,20 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  gate::UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  gate::UniqueFd root_fd;
+  if (root_dead) {
+    std::string error;
+    root_fd = open_beneath_mounts(root, &error);
+    if (!root_fd) {
+      report.error(error +
+                   "; to serve it again, stop every agent process, then run `leasefs "
+                   "unmount " +
+                   root + "` (which exposes the tree) and mount again");
+      return 1;
+    }
+  } else {
+    root_fd = gate::UniqueFd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  }
   if (!root_fd) {
     report.error("cannot open " + root + ": " + std::strerror(errno));
     return 1;
@@ -169,6 +192,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     mo.fsname = root;
     mo.debug = cmd.debug_fuse;
     mo.allow_other = ::geteuid() == 0;
+    mo.on_top = mountpoint_dead;
     Session session(fs, mountpoint, mo);
     runtime.start_control();
 
@@ -219,15 +243,7 @@ int run_mount(const MountCommand& cmd) {
   };
 
   // The root may itself be a dead leasefs mount (crash while mounted over it):
-  // realpath() would fail with ENOTCONN, so look at the mount table first.
-  if (char abs[PATH_MAX]; cmd.root.empty() || cmd.root[0] != '/') {
-    if (!::getcwd(abs, sizeof abs)) return fail("cannot read the current directory");
-    std::string guess = std::string(abs) + "/" + cmd.root;
-    if (leasefs_mount_at(guess) && !check_existing_mount(guess, guess, &error)) return fail(error);
-  } else if (leasefs_mount_at(cmd.root) && !check_existing_mount(cmd.root, cmd.root, &error)) {
-    return fail(error);
-  }
-
+  // real_path() then names it through its parent, without touching it.
   auto root = real_path(cmd.root, &error);
   if (!root) return fail("root " + error);
   if (!is_dir(*root)) return fail("root " + *root + " is not a directory");
@@ -242,12 +258,18 @@ int run_mount(const MountCommand& cmd) {
     return fail(std::string("/dev/fuse is not available: ") + std::strerror(errno) +
                 " (is the fuse module loaded, and is /dev/fuse passed to this container?)");
   }
-  if (!check_existing_mount(*root, *root, &error)) return fail(error);
-  if (mountpoint != *root && !check_existing_mount(mountpoint, *root, &error)) return fail(error);
+  bool root_dead = false;
+  bool mountpoint_dead = false;
+  if (!check_existing_mount(*root, *root, &root_dead, &error)) return fail(error);
+  if (mountpoint == *root) {
+    mountpoint_dead = root_dead;
+  } else if (!check_existing_mount(mountpoint, *root, &mountpoint_dead, &error)) {
+    return fail(error);
+  }
 
   if (cmd.foreground) {
     Reporter report(-1);
-    return serve(cmd, *root, mountpoint, report);
+    return serve(cmd, *root, mountpoint, root_dead, mountpoint_dead, report);
   }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
@@ -261,7 +283,7 @@ int run_mount(const MountCommand& cmd) {
   ::close(fds[0]);
   ::setsid();
   Reporter report(fds[1]);
-  ::_exit(serve(cmd, *root, mountpoint, report));
+  ::_exit(serve(cmd, *root, mountpoint, root_dead, mountpoint_dead, report));
 }
 
 }  // namespace leasefs::fuse

@@ -1,0 +1,147 @@
+// Item: no window on a crash or a restart. The daemon is killed with SIGKILL 50
+// times while an agent (uid 65534) re-resolves the root and tries to write in a
+// tight loop; each time a new daemon is started the way an operator or systemd
+// would. Not one byte may land in the backing tree, and the mount comes back
+// each time. The backing tree is watched through a descriptor opened before the
+// first mount, the only way to see beneath.
+#include <fcntl.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/security/fdcrash_fixture.hpp"
+
+namespace leasefs::test {
+namespace {
+
+constexpr int kKills = 50;
+
+class RestartTest : public FdcrashTest {
+ protected:
+  void SetUp() override {
+    FdcrashTest::SetUp();
+    // The agent could write the raw root if it ever reached it.
+    ::chmod(root.c_str(), 0777);
+    raw.reset(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(raw);
+  }
+  // The agent: open by absolute path, and by a fresh cwd, then write; forever.
+  void start_agent() {
+    const std::string abs = root + "/agent-abs.txt";
+    const std::string dir = root;
+    ASSERT_GT(spawn_agent([abs, dir] {
+                for (;;) {
+                  int fd = ::open(abs.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0666);
+                  if (fd >= 0) {
+                    (void)!::write(fd, "x", 1);
+                    ::close(fd);
+                  }
+                  if (::chdir(dir.c_str()) == 0) {
+                    fd = ::open("agent-cwd.txt", O_WRONLY | O_CREAT | O_APPEND, 0666);
+                    if (fd >= 0) {
+                      (void)!::write(fd, "y", 1);
+                      ::close(fd);
+                    }
+                    (void)!::chdir("/");
+                  }
+                }
+              }),
+              0);
+  }
+  bool live() { return fuse::leasefs_mount_at(root) && !fuse::dead_leasefs_mount(root); }
+  void expect_nothing_landed(const std::vector<std::string>& before) {
+    std::vector<std::string> now = list_dir(raw.get());
+    now.erase(std::remove(now.begin(), now.end(), ".longrun"), now.end());
+    EXPECT_EQ(now, before) << "the agent reached the backing tree";
+  }
+
+  gate::UniqueFd raw;
+};
+
+TEST_F(RestartTest, KillNineFiftyTimesWhileTheAgentWritesLandsNothing) {
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<std::string> before;  // the root starts empty
+  start_agent();
+  for (int i = 0; i < kKills; ++i) {
+    const pid_t pid = read_lock_pid(root + "/.longrun/lock");
+    ASSERT_GT(pid, 0) << "round " << i;
+    ::kill(pid, SIGKILL);
+    ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); })) << "round " << i;
+    r = leasefs({"mount", root, "--socket", sock});
+    ASSERT_EQ(r.exit_code, 0) << "round " << i << ": " << r.output;
+    ASSERT_TRUE(live()) << "round " << i;
+    EXPECT_NE(read_lock_pid(root + "/.longrun/lock"), pid);
+  }
+  expect_nothing_landed(before);
+  // The dead mounts stay stacked beneath, failing closed; stopping for good
+  // clears every layer, and only then is the tree bare.
+  for (pid_t pid : children) ::kill(pid, SIGKILL);
+  r = leasefs({"unmount", root});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fuse::leasefs_mount_at(root));
+  expect_nothing_landed(before);
+}
+
+// The systemd unit's own commands, read from the unit file: after the main
+// process dies, ExecStopPost=, then ExecStartPre=, then ExecStart= again.
+std::vector<std::vector<std::string>> unit_commands(const std::string& key, const std::string& root,
+                                                    const std::string& socket) {
+  std::ifstream in(std::string(LEASEFS_SOURCE_DIR) + "/systemd/leasefs@.service");
+  std::vector<std::vector<std::string>> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + "=", 0) != 0) continue;
+    std::string cmd = line.substr(key.size() + 1);
+    if (!cmd.empty() && cmd[0] == '-') cmd.erase(0, 1);  // failure ignored
+    std::istringstream words(cmd);
+    std::vector<std::string> argv;
+    for (std::string w; words >> w;) {
+      if (w == "/usr/local/bin/leasefs") w = kLeasefs;
+      if (w == "%f") w = root;
+      if (w == "/run/leasefs/%i.sock") w = socket;
+      argv.push_back(w);
+    }
+    out.push_back(argv);
+  }
+  return out;
+}
+
+TEST_F(RestartTest, SystemdRestartPathLandsNothing) {
+  const auto start = unit_commands("ExecStart", root, sock);
+  ASSERT_EQ(start.size(), 1u);
+  const auto stop_post = unit_commands("ExecStopPost", root, sock);
+  const auto start_pre = unit_commands("ExecStartPre", root, sock);
+  auto exec_start = [&] {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int null = ::open("/dev/null", O_RDWR);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      std::vector<char*> argv;
+      for (const std::string& a : start[0]) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    remember(pid);
+    return pid;
+  };
+  pid_t pid = exec_start();
+  ASSERT_TRUE(wait_until([&] { return live(); }));
+  start_agent();
+  for (int i = 0; i < kKills; ++i) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    for (const auto& argv : stop_post) run_argv(argv);
+    for (const auto& argv : start_pre) run_argv(argv);
+    pid = exec_start();
+    ASSERT_TRUE(wait_until([&] { return live(); })) << "round " << i;
+  }
+  expect_nothing_landed({});
+}
+
+}  // namespace
+}  // namespace leasefs::test
