@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "fuse/cli.hpp"
+#include "fuse/fd_budget.hpp"
 #include "fuse/filesystem.hpp"
 #include "fuse/mount_table.hpp"
 #include "fuse/session.hpp"
@@ -82,6 +83,28 @@ bool check_existing_mount(const std::string& path, const std::string& root, bool
            (pid > 0 ? " (pid " + std::to_string(pid) + ")" : std::string()) +
            "; stop it with `leasefs unmount " + path + "`";
   return false;
+}
+
+// The `file_plane` object of `status`: the daemon's descriptors against its
+// budget, and the inode cache.
+nlohmann::json file_plane_status(const Filesystem& fs) {
+  const FdBudget& budget = fd_budget();
+  const FdCache::Stats cache = fs.fd_cache().stats();
+  return {{"fds",
+           {{"open", count_open_fds()},
+            {"limit", budget.limit()},
+            {"reserve", FdBudget::kReserve},
+            {"file_plane", budget.in_use()},
+            {"file_plane_ceiling", budget.ceiling()},
+            {"refused", budget.refused()}}},
+          {"inode_cache",
+           {{"open", cache.open},
+            {"capacity", cache.capacity},
+            {"kept_without_handle", cache.kept},
+            {"hits", cache.hits},
+            {"misses", cache.misses},
+            {"evictions", cache.evictions}}},
+          {"inodes", fs.table().size()}};
 }
 
 // Reports the outcome to whoever waits: the parent through a pipe ("OK ..." or
@@ -144,6 +167,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
+  fd_budget();  // raises RLIMIT_NOFILE to the hard limit before anything opens
   gate::UniqueFd root_fd;
   if (root_dead) {
     std::string error;
@@ -188,6 +212,11 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
       }
     }
     Filesystem fs(root_fd.get(), runtime.gate());
+    runtime.set_file_plane_status([&fs] { return file_plane_status(fs); });
+    struct ForgetFs {  // status must not reach `fs` once it is gone
+      gate::Runtime& runtime;
+      ~ForgetFs() { runtime.set_file_plane_status(nullptr); }
+    } forget_fs{runtime};
     MountOptions mo;
     mo.fsname = root;
     mo.debug = cmd.debug_fuse;

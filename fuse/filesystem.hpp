@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 
 #include "fuse/inode.hpp"
@@ -31,10 +32,13 @@ struct FsOptions {
   // Answer every getxattr with ENOSYS (turns xattrs off in the kernel). Only for
   // measuring the cost of security.capability lookups; never the default.
   bool xattr_enosys = false;
+  // Inode descriptors kept open at most (see inode_fd.hpp).
+  size_t fd_cache_capacity = FdCache::kDefaultCapacity;
 };
 
 // One open file. fh in fuse_file_info is its address.
 struct FileHandle {
+  BudgetSlot slot;  // counts `fd` against the descriptor budget
   UniqueFd fd;
   Inode* inode = nullptr;
   bool writable = false;
@@ -65,6 +69,8 @@ class Filesystem {
   }
   bool is_root(const Inode& inode) const noexcept { return &inode == &root_; }
   InodeTable& table() noexcept { return table_; }
+  const InodeTable& table() const noexcept { return table_; }
+  const FdCache& fd_cache() const noexcept { return *cache_; }
   gate::Gate& gate() noexcept { return gate_; }
   const FsOptions& options() const noexcept { return options_; }
   const std::string& root_prefix() const noexcept { return root_prefix_; }
@@ -126,7 +132,8 @@ class Filesystem {
   gate::Gate& gate_;
   FsOptions options_;
   Inode root_;
-  std::string root_prefix_;  // backing path of the root, as /proc/self/fd shows it
+  std::string root_prefix_;         // backing path of the root, as /proc/self/fd shows it
+  std::unique_ptr<FdCache> cache_;  // before table_: inodes give their fds back to it
   InodeTable table_;
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
@@ -163,6 +170,15 @@ template <class Fn>
 void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept {
   try {
     body();
+  } catch (const std::system_error& e) {
+    // A descriptor that could not be had (EMFILE, ENFILE) or a file that is gone
+    // (ESTALE): this request fails with that errno, nothing else does.
+    if (e.code().category() != std::generic_category() || e.code().value() <= 0) {
+      log_stray_exception(op, e.what());
+      fuse_reply_err(req, EIO);
+    } else {
+      fuse_reply_err(req, e.code().value());
+    }
   } catch (const std::exception& e) {
     log_stray_exception(op, e.what());
     fuse_reply_err(req, EIO);

@@ -1,11 +1,13 @@
 // The inode table. A kernel node id (fuse_ino_t) is the address of an Inode; an
-// Inode holds an O_PATH descriptor on the backing file and never a path, so a
-// rename underneath can never leave a stale name behind. Entries are keyed by the
-// backing (st_dev, st_ino) and live while the kernel holds lookups on them.
+// Inode reaches its backing file by file handle or O_PATH descriptor and never by
+// path, so a rename underneath can never leave a stale name behind. Entries live
+// while the kernel holds lookups on them.
 //
-// Because every known inode is pinned by its O_PATH descriptor, the backing
-// filesystem cannot reuse its inode number while we still map it, so a key never
-// names two different files.
+// Entries are keyed by st_dev and the file's handle, which carries the inode's
+// generation: a file deleted while the kernel still remembers it and a new file
+// given the same inode number are two keys. Inodes without a handle keep their
+// O_PATH descriptor open (see inode_fd.hpp), so their inode number cannot be
+// reused while we map it, and they are keyed by (st_dev, st_ino).
 #pragma once
 
 #include <sys/stat.h>
@@ -15,8 +17,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
+#include "fuse/inode_fd.hpp"
 #include "gate/unique_fd.hpp"
 
 namespace leasefs::fuse {
@@ -24,8 +28,11 @@ namespace leasefs::fuse {
 using gate::UniqueFd;
 
 struct Inode {
-  Inode(UniqueFd fd_in, const struct stat& st, bool is_protected)
-      : fd(std::move(fd_in)),
+  // `handle` and `cache`: see InodeFd; without them the fd is kept for life.
+  Inode(UniqueFd fd_in, const struct stat& st, bool is_protected, std::string handle = {},
+        FdCache* cache = nullptr)
+      : table_id(handle.empty() ? "i" + std::to_string(st.st_ino) : "h" + handle),
+        fd(std::move(fd_in), std::move(handle), cache),
         dev(st.st_dev),
         ino(st.st_ino),
         type(st.st_mode & S_IFMT),
@@ -33,7 +40,9 @@ struct Inode {
   Inode(const Inode&) = delete;
   Inode& operator=(const Inode&) = delete;
 
-  const UniqueFd fd;  // O_PATH | O_NOFOLLOW | O_CLOEXEC on the backing file
+  const std::string table_id;  // the key in InodeTable, with dev
+  // O_PATH | O_NOFOLLOW | O_CLOEXEC on the backing file, pinned by fd.get().
+  const InodeFd fd;
   const dev_t dev;
   const ino_t ino;
   const mode_t type;  // S_IFMT bits; a file never changes type
@@ -49,8 +58,12 @@ struct Inode {
 
 class InodeTable {
  public:
+  // With `cache`, inodes on its file system are kept by handle (see inode_fd.hpp).
+  explicit InodeTable(FdCache* cache = nullptr) noexcept : cache_(cache) {}
   // Finds or adds the inode for `st`, taking one lookup reference. `fd` is kept
   // for a new inode and closed otherwise.
+  // Throws std::system_error(EMFILE) when a new inode without a handle cannot
+  // keep its descriptor.
   Inode* acquire(UniqueFd fd, const struct stat& st, bool is_protected);
   // Drops `n` lookup references; the inode (and its fd) goes away at zero.
   void forget(Inode* inode, uint64_t n);
@@ -59,15 +72,15 @@ class InodeTable {
  private:
   struct Key {
     dev_t dev;
-    ino_t ino;
+    std::string id;  // Inode::table_id
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const noexcept {
-      return std::hash<uint64_t>{}(static_cast<uint64_t>(k.ino) * 0x9e3779b97f4a7c15ull ^
-                                   static_cast<uint64_t>(k.dev));
+      return std::hash<std::string>{}(k.id) * 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(k.dev);
     }
   };
+  FdCache* cache_;
   mutable std::mutex mu_;
   std::unordered_map<Key, std::unique_ptr<Inode>, KeyHash> inodes_;  // guarded by mu_
 };

@@ -22,6 +22,7 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
     return res;
   }
   const int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC;
+  if (!handle->slot.take()) return -EMFILE;
   {
     ActAsCaller as(handle->opener);
     handle->fd.reset(::openat(dir.fd.get(), name, flags, mode));

@@ -28,7 +28,7 @@ int do_setattr(fuse_req_t req, Filesystem& fs, Inode& inode, const struct stat& 
     if (int res = ask(gate::Op::kSetattr); res < 0) return res;
   }
 
-  const int ifd = inode.fd.get();
+  const PinnedFd ifd = inode.fd.get();  // open until the end of the call
   const std::string proc = Filesystem::fd_path(ifd);
   if (valid & FUSE_SET_ATTR_MODE) {
     int res = fi ? ::fchmod(handle->fd.get(), attr.st_mode)
