@@ -18,6 +18,9 @@ struct MountCommand {
   std::vector<gid_t> approver_gids;
   std::string log_level = "info";
   bool debug_fuse = false;
+  // Mount over a root that processes already reach (cwd, root, fds, mappings);
+  // those processes keep ungated access to the tree beneath (busy_root.hpp).
+  bool allow_busy = false;
 };
 
 int run_mount(const MountCommand& cmd);

@@ -26,6 +26,7 @@
 #include <string>
 #include <thread>
 
+#include "fuse/busy_root.hpp"
 #include "fuse/cli.hpp"
 #include "fuse/fd_budget.hpp"
 #include "fuse/filesystem.hpp"
@@ -85,26 +86,47 @@ bool check_existing_mount(const std::string& path, const std::string& root, bool
   return false;
 }
 
+struct BusyWatch {
+  bool watch = false;  // mounted over a busy root with --allow-busy
+  std::string root;
+  dev_t dev = 0;
+};
+
 // The `file_plane` object of `status`: the daemon's descriptors against its
 // budget, and the inode cache.
-nlohmann::json file_plane_status(const Filesystem& fs) {
+// `busy`: the tree was mounted over with --allow-busy while these processes
+// reached it; they are looked for again on every status while any lives.
+nlohmann::json file_plane_status(const Filesystem& fs, const BusyWatch& busy) {
   const FdBudget& budget = fd_budget();
   const FdCache::Stats cache = fs.fd_cache().stats();
-  return {{"fds",
-           {{"open", count_open_fds()},
-            {"limit", budget.limit()},
-            {"reserve", FdBudget::kReserve},
-            {"file_plane", budget.in_use()},
-            {"file_plane_ceiling", budget.ceiling()},
-            {"refused", budget.refused()}}},
-          {"inode_cache",
-           {{"open", cache.open},
-            {"capacity", cache.capacity},
-            {"kept_without_handle", cache.kept},
-            {"hits", cache.hits},
-            {"misses", cache.misses},
-            {"evictions", cache.evictions}}},
-          {"inodes", fs.table().size()}};
+  nlohmann::json busy_json = nlohmann::json::array();
+  if (busy.watch) {
+    for (const BusyProcess& p : find_busy_processes(busy.root, busy.dev, ::getpid())) {
+      busy_json.push_back({{"pid", p.pid}, {"command", p.command}, {"where", p.where}});
+    }
+  }
+  nlohmann::json out = {{"fds",
+                         {{"open", count_open_fds()},
+                          {"limit", budget.limit()},
+                          {"reserve", FdBudget::kReserve},
+                          {"file_plane", budget.in_use()},
+                          {"file_plane_ceiling", budget.ceiling()},
+                          {"refused", budget.refused()}}},
+                        {"inode_cache",
+                         {{"open", cache.open},
+                          {"capacity", cache.capacity},
+                          {"kept_without_handle", cache.kept},
+                          {"hits", cache.hits},
+                          {"misses", cache.misses},
+                          {"evictions", cache.evictions}}},
+                        {"inodes", fs.table().size()},
+                        {"busy_processes", busy_json}};
+  if (!busy_json.empty()) {
+    out["warning"] = std::to_string(busy_json.size()) +
+                     " process(es) reached the tree before it was mounted over (--allow-busy) "
+                     "and can still write it beneath the mount, without a lease";
+  }
+  return out;
 }
 
 // Reports the outcome to whoever waits: the parent through a pipe ("OK ..." or
@@ -157,7 +179,7 @@ int wait_for_child(int fd) {
 }
 
 int serve(const MountCommand& cmd, const std::string& root, const std::string& mountpoint,
-          bool root_dead, bool mountpoint_dead, Reporter& report) {
+          bool root_dead, bool mountpoint_dead, const BusyWatch& busy, Reporter& report) {
   // Signals are taken by one thread with sigwait; block them before any thread.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -212,7 +234,13 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
       }
     }
     Filesystem fs(root_fd.get(), runtime.gate());
-    runtime.set_file_plane_status([&fs] { return file_plane_status(fs); });
+    runtime.set_file_plane_status([&fs, &busy] { return file_plane_status(fs, busy); });
+    if (busy.watch) {
+      spdlog::warn(
+          "mounted over {} with --allow-busy: processes already inside keep ungated "
+          "access beneath the mount",
+          root);
+    }
     struct ForgetFs {  // status must not reach `fs` once it is gone
       gate::Runtime& runtime;
       ~ForgetFs() { runtime.set_file_plane_status(nullptr); }
@@ -296,9 +324,36 @@ int run_mount(const MountCommand& cmd) {
     return fail(error);
   }
 
+  // Over the root: no process may already be inside the tree (busy_root.hpp).
+  BusyWatch busy;
+  if (mountpoint == *root) {
+    struct stat st {};
+    gate::UniqueFd raw = root_dead ? open_beneath_mounts(*root, &error)
+                                   : gate::UniqueFd(::open(root->c_str(), O_PATH | O_CLOEXEC));
+    if (raw && ::fstat(raw.get(), &st) == 0) {
+      const auto found = find_busy_processes(*root, st.st_dev, ::getpid());
+      if (!found.empty() && !cmd.allow_busy) {
+        return fail(*root +
+                    " is in use by processes that would keep direct, ungated access to "
+                    "the tree beneath the mount: " +
+                    describe_busy(found) +
+                    ". Stop them or move them out of the tree (change directory, close the "
+                    "files), or pass --allow-busy, which leaves them able to write the tree "
+                    "without a lease");
+      }
+      if (!found.empty()) {
+        std::fprintf(stderr,
+                     "warning: --allow-busy: %s keep ungated access to the tree beneath the "
+                     "mount; `leasectl status --json` lists them while they live\n",
+                     describe_busy(found).c_str());
+        busy = BusyWatch{true, *root, st.st_dev};
+      }
+    }
+  }
+
   if (cmd.foreground) {
     Reporter report(-1);
-    return serve(cmd, *root, mountpoint, root_dead, mountpoint_dead, report);
+    return serve(cmd, *root, mountpoint, root_dead, mountpoint_dead, busy, report);
   }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
@@ -312,7 +367,7 @@ int run_mount(const MountCommand& cmd) {
   ::close(fds[0]);
   ::setsid();
   Reporter report(fds[1]);
-  ::_exit(serve(cmd, *root, mountpoint, root_dead, mountpoint_dead, report));
+  ::_exit(serve(cmd, *root, mountpoint, root_dead, mountpoint_dead, busy, report));
 }
 
 }  // namespace leasefs::fuse
