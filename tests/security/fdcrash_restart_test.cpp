@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "tests/security/fdcrash_fixture.hpp"
+#include "tests/support/control_client.hpp"
 
 namespace leasefs::test {
 namespace {
@@ -83,6 +84,40 @@ TEST_F(RestartTest, KillNineFiftyTimesWhileTheAgentWritesLandsNothing) {
     EXPECT_NE(read_lock_pid(root + "/.longrun/lock"), pid);
   }
   expect_nothing_landed();
+}
+
+// A daemon that took over reaches the tree through a private clone of the
+// parent's mount; paths, and so path-narrowed grants, still come out right.
+TEST_F(RestartTest, PathNarrowedGrantHoldsAfterATakeover) {
+  for (const char* d : {"/a", "/b"}) {
+    ::mkdir((root + d).c_str(), 0777);
+    ::chmod((root + d).c_str(), 0777);  // past the umask: only the gate may refuse
+  }
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ::kill(read_lock_pid(root + "/.longrun/lock"), SIGKILL);
+  ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); }));
+  r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  {
+    ControlClient c(sock);
+    ASSERT_TRUE(c.call("start", {{"description", "takeover"}}).value("ok", false));
+    auto g = c.call("grant", {{"reason", "a only"}, {"paths", {"a/*"}}});
+    ASSERT_TRUE(g.value("ok", false)) << g.dump();
+  }
+  RunOptions as_agent;
+  as_agent.uid = kAgentUid;
+  auto w = run_sh("echo in > " + root + "/a/x", as_agent);
+  EXPECT_EQ(w.exit_code, 0) << w.output;
+  w = run_sh("echo out > " + root + "/b/y", as_agent);
+  EXPECT_NE(w.exit_code, 0) << w.output;
+  r = leasefs({"unmount", root});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(root + "/a/x");
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "in");
+  EXPECT_NE(::access((root + "/b/y").c_str(), F_OK), 0);
 }
 
 // The systemd unit's own commands, read from the unit file: after the main
