@@ -69,6 +69,7 @@ class FdcrashTest : public ::testing::Test {
       run_argv({"fusermount3", "-uz", root}, o);
     }
     for (pid_t pid : daemons) ::kill(pid, SIGKILL);
+    for (const std::string& mp : other_mounts) run_argv({"umount", "-l", mp});
     remove_tree(base);
   }
   void remember(pid_t pid) {
@@ -119,6 +120,7 @@ class FdcrashTest : public ::testing::Test {
   std::string base, root, sock;
   std::vector<pid_t> daemons;
   std::vector<pid_t> children;
+  std::vector<std::string> other_mounts;  // detached after the leasefs ones
 };
 
 }  // namespace leasefs::test

@@ -120,6 +120,25 @@ TEST_F(RestartTest, PathNarrowedGrantHoldsAfterATakeover) {
   EXPECT_NE(::access((root + "/b/y").c_str(), F_OK), 0);
 }
 
+// A root that is itself a mount (a volume) cannot be reached beneath a dead
+// leasefs mount: the takeover says so and the dead mount stays, failing closed.
+TEST_F(RestartTest, RootThatIsAMountStaysClosedWithAClearError) {
+  ASSERT_EQ(run_argv({"mount", "-t", "tmpfs", "-o", "mode=0777", "leasefs-test", root}).exit_code,
+            0);
+  other_mounts.push_back(root);
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ::kill(read_lock_pid(root + "/.longrun/lock"), SIGKILL);
+  ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); }));
+  r = leasefs({"mount", root, "--socket", sock});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("is the root of a tmpfs mount"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("leasefs unmount"), std::string::npos) << r.output;
+  EXPECT_TRUE(fuse::dead_leasefs_mount(root));
+  r = leasefs({"unmount", root});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 // The systemd unit's own commands, read from the unit file: after the main
 // process dies, ExecStopPost=, then ExecStartPre=, then ExecStart= again.
 std::vector<std::vector<std::string>> unit_commands(const std::string& key, const std::string& root,
