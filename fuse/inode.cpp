@@ -3,14 +3,17 @@
 namespace leasefs::fuse {
 
 Inode* InodeTable::acquire(UniqueFd fd, const struct stat& st, bool is_protected) {
-  std::string handle = cache_ ? cache_->handle_of(fd.get(), st.st_dev) : std::string();
-  Key key{st.st_dev, handle.empty() ? "i" + std::to_string(st.st_ino) : "h" + handle};
   std::lock_guard lock(mu_);
-  auto [it, inserted] = inodes_.try_emplace(std::move(key));
+  auto [it, inserted] = inodes_.try_emplace(Key{st.st_dev, st.st_ino});
+  if (!inserted && cache_ && !cache_->same_file(it->second->fd, fd)) {
+    // The number was reused by another file: the old inode leaves the table.
+    Inode* old = it->second.get();
+    orphans_.emplace(old, std::move(it->second));
+    inserted = true;
+  }
   if (inserted) {
     try {
-      it->second =
-          std::make_unique<Inode>(std::move(fd), st, is_protected, std::move(handle), cache_);
+      it->second = std::make_unique<Inode>(std::move(fd), st, is_protected, cache_);
     } catch (...) {
       inodes_.erase(it);
       throw;
@@ -26,10 +29,13 @@ void InodeTable::forget(Inode* inode, uint64_t n) {
   std::unique_ptr<Inode> doomed;  // closed outside the lock
   std::lock_guard lock(mu_);
   if (n >= inode->nlookup) {
-    auto it = inodes_.find(Key{inode->dev, inode->table_id});
+    auto it = inodes_.find(Key{inode->dev, inode->ino});
     if (it != inodes_.end() && it->second.get() == inode) {
       doomed = std::move(it->second);
       inodes_.erase(it);
+    } else if (auto o = orphans_.find(inode); o != orphans_.end()) {
+      doomed = std::move(o->second);
+      orphans_.erase(o);
     }
   } else {
     inode->nlookup -= n;

@@ -3,11 +3,11 @@
 // path, so a rename underneath can never leave a stale name behind. Entries live
 // while the kernel holds lookups on them.
 //
-// Entries are keyed by st_dev and the file's handle, which carries the inode's
-// generation: a file deleted while the kernel still remembers it and a new file
-// given the same inode number are two keys. Inodes without a handle keep their
-// O_PATH descriptor open (see inode_fd.hpp), so their inode number cannot be
-// reused while we map it, and they are keyed by (st_dev, st_ino).
+// Entries are keyed by the backing (st_dev, st_ino). While an inode's O_PATH
+// fd is open its number cannot be reused; once the fd was evicted (see
+// inode_fd.hpp) a lookup that finds the same number compares file handles,
+// which carry the generation, and a different file replaces the old entry
+// (the old Inode lives on, out of the table, until the kernel forgets it).
 #pragma once
 
 #include <sys/stat.h>
@@ -28,11 +28,9 @@ namespace leasefs::fuse {
 using gate::UniqueFd;
 
 struct Inode {
-  // `handle` and `cache`: see InodeFd; without them the fd is kept for life.
-  Inode(UniqueFd fd_in, const struct stat& st, bool is_protected, std::string handle = {},
-        FdCache* cache = nullptr)
-      : table_id(handle.empty() ? "i" + std::to_string(st.st_ino) : "h" + handle),
-        fd(std::move(fd_in), std::move(handle), cache),
+  // `cache`: see InodeFd; without one the fd is kept for life.
+  Inode(UniqueFd fd_in, const struct stat& st, bool is_protected, FdCache* cache = nullptr)
+      : fd(std::move(fd_in), st.st_dev, cache),
         dev(st.st_dev),
         ino(st.st_ino),
         type(st.st_mode & S_IFMT),
@@ -40,7 +38,6 @@ struct Inode {
   Inode(const Inode&) = delete;
   Inode& operator=(const Inode&) = delete;
 
-  const std::string table_id;  // the key in InodeTable, with dev
   // O_PATH | O_NOFOLLOW | O_CLOEXEC on the backing file, pinned by fd.get().
   const InodeFd fd;
   const dev_t dev;
@@ -72,17 +69,20 @@ class InodeTable {
  private:
   struct Key {
     dev_t dev;
-    std::string id;  // Inode::table_id
+    ino_t ino;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const noexcept {
-      return std::hash<std::string>{}(k.id) * 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(k.dev);
+      return std::hash<uint64_t>{}(static_cast<uint64_t>(k.ino) * 0x9e3779b97f4a7c15ull ^
+                                   static_cast<uint64_t>(k.dev));
     }
   };
   FdCache* cache_;
   mutable std::mutex mu_;
   std::unordered_map<Key, std::unique_ptr<Inode>, KeyHash> inodes_;  // guarded by mu_
+  // Replaced by a new file with the same number; alive until forgotten. Guarded by mu_.
+  std::unordered_map<const Inode*, std::unique_ptr<Inode>> orphans_;
 };
 
 }  // namespace leasefs::fuse

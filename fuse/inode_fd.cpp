@@ -20,35 +20,48 @@ PinnedFd::~PinnedFd() {
   if (owner_) owner_->cache_->unpin(*owner_);
 }
 
-InodeFd::InodeFd(gate::UniqueFd fd, std::string handle, FdCache* cache)
-    : cache_(cache), handle_(cache ? std::move(handle) : std::string()) {
-  if (!handle_.empty()) {
+InodeFd::InodeFd(gate::UniqueFd fd, dev_t dev, FdCache* cache)
+    : cache_(cache && cache->handles_for(dev) ? cache : nullptr) {
+  if (cache_) {
     cache_->adopt(*this, std::move(fd));
     return;
   }
-  if (cache_) cache_->keep(fd);
+  if (cache) {
+    cache->keep(fd);
+    cache_ = cache;
+    kept_ = true;
+  }
   fd_ = fd.release();
 }
 
 InodeFd::~InodeFd() {
-  if (!handle_.empty()) {
-    cache_->forget(*this);
+  if (!cache_) {
+    if (fd_ >= 0) ::close(fd_);
     return;
   }
-  if (fd_ >= 0) {
-    ::close(fd_);
-    if (cache_) {
-      std::lock_guard lock(cache_->mu_);
-      --cache_->kept_;
-      cache_->budget_.give_back();
-    }
-  }
+  cache_->forget(*this);
 }
 
 PinnedFd InodeFd::get() const {
-  if (handle_.empty()) return PinnedFd(fd_, nullptr);
+  if (!cache_) return PinnedFd(fd_, nullptr);
   return cache_->pin(*this);
 }
+
+namespace {
+
+// The handle of the file open on `fd`, or "" (errno set).
+std::string handle_of_fd(int fd) {
+  struct {
+    struct file_handle fh;
+    unsigned char bytes[MAX_HANDLE_SZ];
+  } buf{};
+  buf.fh.handle_bytes = MAX_HANDLE_SZ;
+  int mount_id = 0;
+  if (::name_to_handle_at(fd, "", &buf.fh, &mount_id, AT_EMPTY_PATH) != 0) return {};
+  return std::string(reinterpret_cast<const char*>(&buf.fh), sizeof buf.fh + buf.fh.handle_bytes);
+}
+
+}  // namespace
 
 FdCache::FdCache(int root_fd, dev_t dev, FdBudget& budget, size_t capacity)
     : mount_fd_(::openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)),
@@ -68,20 +81,19 @@ FdCache::~FdCache() {
   evict_locked(0);
 }
 
-std::string FdCache::handle_of(int fd, dev_t dev) {
-  if (dev != dev_ || !handles_ok_.load(std::memory_order_relaxed)) return {};
-  struct {
-    struct file_handle fh;
-    unsigned char bytes[MAX_HANDLE_SZ];
-  } buf{};
-  buf.fh.handle_bytes = MAX_HANDLE_SZ;
-  int mount_id = 0;
-  if (::name_to_handle_at(fd, "", &buf.fh, &mount_id, AT_EMPTY_PATH) != 0) {
-    // No handles on this file system: every inode keeps its fd (the fallback).
-    if (errno == EOPNOTSUPP || errno == ENOTSUP) handles_ok_.store(false);
-    return {};
+bool FdCache::same_file(const InodeFd& inode, gate::UniqueFd& fd) {
+  std::lock_guard lock(mu_);
+  if (inode.fd_ >= 0 || inode.kept_) return true;
+  if (inode.handle_ != handle_of_fd(fd.get())) return false;
+  // Same file, evicted: the fresh fd saves a reopen.
+  if (take_slot_locked()) {
+    inode.fd_ = fd.release();
+    ++open_;
+    lru_.push_back(&inode);
+    inode.lru_pos_ = std::prev(lru_.end());
+    inode.in_lru_ = true;
   }
-  return std::string(reinterpret_cast<const char*>(&buf.fh), sizeof buf.fh + buf.fh.handle_bytes);
+  return true;
 }
 
 FdCache::Stats FdCache::stats() const {
@@ -95,6 +107,17 @@ bool FdCache::evict_locked(size_t target) noexcept {
     const InodeFd* victim = lru_.front();
     lru_.pop_front();
     victim->in_lru_ = false;
+    if (victim->handle_.empty()) {
+      victim->handle_ = handle_of_fd(victim->fd_);
+      if (victim->handle_.empty()) {
+        // No handle after all: this inode keeps its fd (counted as kept).
+        if (errno == EOPNOTSUPP) handles_ok_.store(false);
+        victim->kept_ = true;
+        --open_;
+        ++kept_;
+        continue;
+      }
+    }
     ::close(victim->fd_);
     victim->fd_ = -1;
     --open_;
@@ -113,9 +136,17 @@ bool FdCache::take_slot_locked() noexcept {
   return true;
 }
 
-void FdCache::adopt(const InodeFd& inode, gate::UniqueFd fd) noexcept {
+void FdCache::adopt(const InodeFd& inode, gate::UniqueFd fd) {
   std::lock_guard lock(mu_);
-  if (!take_slot_locked()) return;  // the handle alone will do; fd closes here
+  if (!take_slot_locked()) {
+    // No room: keep only the handle (the fd closes here), or fail.
+    inode.handle_ = handle_of_fd(fd.get());
+    if (inode.handle_.empty()) {
+      budget_.note_refused();
+      throw_errno(EMFILE, "no descriptor left for an inode without a file handle");
+    }
+    return;
+  }
   inode.fd_ = fd.release();
   ++open_;
   lru_.push_back(&inode);
@@ -140,7 +171,11 @@ void FdCache::forget(const InodeFd& inode) noexcept {
   inode.in_lru_ = false;
   ::close(inode.fd_);
   inode.fd_ = -1;
-  --open_;
+  if (inode.kept_) {
+    --kept_;
+  } else {
+    --open_;
+  }
   budget_.give_back();
 }
 
@@ -191,7 +226,7 @@ PinnedFd FdCache::pin(const InodeFd& inode) {
 
 void FdCache::unpin(const InodeFd& inode) noexcept {
   std::lock_guard lock(mu_);
-  if (--inode.pins_ > 0 || inode.fd_ < 0) return;
+  if (--inode.pins_ > 0 || inode.fd_ < 0 || inode.kept_) return;
   lru_.push_back(&inode);
   inode.lru_pos_ = std::prev(lru_.end());
   inode.in_lru_ = true;

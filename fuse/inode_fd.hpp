@@ -1,8 +1,9 @@
 // How an inode reaches its backing file without pinning a descriptor.
 //
 // Where the backing file system has file handles (name_to_handle_at: ext4, xfs,
-// btrfs, tmpfs, ...), an inode keeps its handle and borrows an O_PATH fd from a
-// bounded LRU cache, reopened with open_by_handle_at when it was evicted. Where
+// btrfs, tmpfs, ...), an inode borrows an O_PATH fd from a bounded LRU cache;
+// the fd's handle is taken when it is evicted, and the fd reopened with
+// open_by_handle_at when needed again. Where
 // it has none (or the file lies on another file system than the root), the
 // inode keeps its fd for life, counted against the same budget. A walk over a
 // million files therefore holds at most the cache's capacity in descriptors.
@@ -50,25 +51,27 @@ class PinnedFd {
 
 class InodeFd {
  public:
-  // `fd` is an O_PATH descriptor just opened on the file, `handle` its file
-  // handle from FdCache::handle_of ("" when it has none). With a handle the fd
-  // goes into the cache (or is closed when the cache has no room); without, it
-  // is kept for life. Throws std::system_error(EMFILE) when an fd must be kept
-  // and the budget is spent.
-  InodeFd(gate::UniqueFd fd, std::string handle, FdCache* cache);
+  // `fd` is an O_PATH descriptor just opened on the file. With a cache that
+  // can use handles for it (`cache->handles_for(dev)`), the fd goes into the
+  // cache, and the file's handle is taken only when the fd is first evicted (a
+  // file the cache keeps costs no handle); otherwise the fd is kept for life.
+  // Throws std::system_error(EMFILE) when an fd must be kept and the budget is
+  // spent.
+  InodeFd(gate::UniqueFd fd, dev_t dev, FdCache* cache);
   ~InodeFd();
   InodeFd(const InodeFd&) = delete;
   InodeFd& operator=(const InodeFd&) = delete;
 
   PinnedFd get() const;
-  bool has_handle() const noexcept { return !handle_.empty(); }
 
  private:
   friend class FdCache;
   friend class PinnedFd;
-  FdCache* cache_;
-  std::string handle_;  // struct file_handle, raw; empty: the fd is kept for life
-  // Guarded by cache_->mu_ when handle_ is set.
+  FdCache* cache_;  // null: the fd is kept for life
+  // Guarded by cache_->mu_ when cache_ is set. `handle_` (struct file_handle,
+  // raw) is taken from the open fd before its first eviction.
+  mutable std::string handle_;
+  mutable bool kept_ = false;  // no handle could be had: never evicted
   mutable int fd_ = -1;
   mutable unsigned pins_ = 0;
   mutable bool in_lru_ = false;
@@ -93,10 +96,15 @@ class FdCache {
     uint64_t hits = 0, misses = 0, evictions = 0;
   };
   Stats stats() const;
-  // The file handle of the file open on `fd` (raw struct file_handle), or ""
-  // when it lies on another file system or its file system has no handles.
-  // A handle carries the inode's generation: a reused inode number differs.
-  std::string handle_of(int fd, dev_t dev);
+  // Whether inodes on `dev` can be kept by handle.
+  bool handles_for(dev_t dev) const noexcept {
+    return dev == dev_ && handles_ok_.load(std::memory_order_relaxed);
+  }
+  // Whether `fd` (just opened, same st_dev and st_ino as `inode`) is the file
+  // `inode` stands for. While `inode` has its fd open, its inode number cannot
+  // have been reused, so yes; once evicted, its handle (which carries the
+  // generation) must match `fd`'s. On a match `fd` becomes `inode`'s cached fd.
+  bool same_file(const InodeFd& inode, gate::UniqueFd& fd);
   FdBudget& budget() noexcept { return budget_; }
 
  private:
@@ -109,7 +117,7 @@ class FdCache {
   bool evict_locked(size_t target) noexcept;
   // With mu_ held: one budget slot, evicting if the budget is spent.
   bool take_slot_locked() noexcept;
-  void adopt(const InodeFd& inode, gate::UniqueFd fd) noexcept;
+  void adopt(const InodeFd& inode, gate::UniqueFd fd);
   void keep(gate::UniqueFd& fd);
   void forget(const InodeFd& inode) noexcept;
 
