@@ -40,4 +40,12 @@ std::vector<MountEntry> read_mountinfo(const std::string& path) {
   return out;
 }
 
+std::optional<MountEntry> leasefs_mount_at(const std::string& path) {
+  std::optional<MountEntry> found;
+  for (auto& e : read_mountinfo()) {
+    if (e.mount_point == path && e.fstype == "fuse.leasefs") found = std::move(e);
+  }
+  return found;
+}
+
 }  // namespace leasefs::base

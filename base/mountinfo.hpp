@@ -1,6 +1,7 @@
 // The mount table as /proc/self/mountinfo lists it, parsed in one place.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ struct MountEntry {
 // In the order the kernel lists them: of two entries on one mount point, the
 // later one is on top. Empty if the table cannot be read.
 std::vector<MountEntry> read_mountinfo(const std::string& path = "/proc/self/mountinfo");
+
+// The fuse.leasefs mount whose mount point is exactly `path`, if any (of several
+// stacked there, the one on top).
+std::optional<MountEntry> leasefs_mount_at(const std::string& path);
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
 std::string unescape_mountinfo(const std::string& field);

@@ -19,6 +19,9 @@ struct MountCommand {
   std::string agent;  // --agent USER: the recommended setup for an agent running as USER
   std::string log_level = "info";
   bool debug_fuse = false;
+  // Mount over a root that processes already reach (cwd, root, fds, mappings);
+  // those processes keep ungated access to the tree beneath (busy_root.hpp).
+  bool allow_busy = false;
 };
 
 int run_mount(const MountCommand& cmd);

@@ -1,7 +1,8 @@
 // `leasefs mount ROOT [MOUNTPOINT]`.
 //
 // Order matters: check everything that can be checked before touching anything;
-// clear a dead mount left by a crash; fork (unless --foreground) before any
+// take over a dead mount left by a crash on top of it, never by clearing it
+// first (fuse/takeover.hpp); fork (unless --foreground) before any
 // thread exists; open the root *before* mounting over it, so the daemon keeps a
 // way to the tree underneath; take the root (Runtime: lock, state, memory); mount;
 // open the control socket; and only then say "ready" - through a pipe to the
@@ -26,12 +27,15 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "daemon/busy_root.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/cli_agent.hpp"
 #include "daemon/mount_table.hpp"
 #include "daemon/runtime.hpp"
+#include "fuse/fd_budget.hpp"
 #include "fuse/filesystem.hpp"
 #include "fuse/session.hpp"
+#include "fuse/takeover.hpp"
 #include "service/longrun_dir.hpp"
 
 namespace leasefs::fuse {
@@ -40,30 +44,38 @@ namespace {
 
 std::optional<std::string> real_path(const std::string& path, std::string* error) {
   char buf[PATH_MAX];
-  if (!::realpath(path.c_str(), buf)) {
-    *error = path + ": " + std::strerror(errno);
-    return std::nullopt;
+  if (::realpath(path.c_str(), buf)) return std::string(buf);
+  // A dead mount on the last component: canonicalize its parent, keep the name.
+  const int err = errno;
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const size_t slash = trimmed.rfind('/');
+  const std::string parent =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : trimmed.substr(0, slash));
+  const std::string name = slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+  if (err == ENOTCONN && name != "." && name != ".." && ::realpath(parent.c_str(), buf)) {
+    std::string candidate = std::string(buf) + (std::string(buf) == "/" ? "" : "/") + name;
+    if (dead_leasefs_mount(candidate)) return candidate;
   }
-  return std::string(buf);
+  *error = path + ": " + std::strerror(err);
+  return std::nullopt;
 }
 
 bool is_dir(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  return dead_leasefs_mount(path) || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
 }
 
-// A leasefs mount at `path`: cleared if dead, an error if alive.
-bool check_existing_mount(const std::string& path, const std::string& root, std::string* error) {
+// A leasefs mount at `path`: taken over if dead (*dead = true), an error if alive.
+bool check_existing_mount(const std::string& path, const std::string& root, bool* dead,
+                          std::string* error) {
   if (!leasefs_mount_at(path)) return true;
-  // statfs always reaches the daemon (stat may be answered from the attr cache).
-  struct statfs sfs {};
-  if (::statfs(path.c_str(), &sfs) != 0 && errno == ENOTCONN) {
-    std::fprintf(stderr, "note: %s is a dead leasefs mount (its daemon ended); clearing it\n",
+  if (dead_leasefs_mount(path)) {
+    std::fprintf(stderr,
+                 "note: %s is a dead leasefs mount (its daemon ended); it keeps failing closed "
+                 "until the new daemon is mounted on top of it\n",
                  path.c_str());
-    if (!fusermount({"-uz"}, path)) {
-      *error = "cannot clear the dead mount at " + path + " (fusermount3 -uz failed)";
-      return false;
-    }
+    *dead = true;
     return true;
   }
   pid_t pid = 0;
@@ -73,6 +85,49 @@ bool check_existing_mount(const std::string& path, const std::string& root, std:
            (pid > 0 ? " (pid " + std::to_string(pid) + ")" : std::string()) +
            "; stop it with `leasefs unmount " + path + "`";
   return false;
+}
+
+struct BusyWatch {
+  bool watch = false;  // mounted over a busy root with --allow-busy
+  std::string root;
+  dev_t dev = 0;
+};
+
+// The `file_plane` object of `status`: the daemon's descriptors against its
+// budget, and the inode cache.
+// `busy`: the tree was mounted over with --allow-busy while these processes
+// reached it; they are looked for again on every status while any lives.
+nlohmann::json file_plane_status(const Filesystem& fs, const BusyWatch& busy) {
+  const FdBudget& budget = fd_budget();
+  const FdCache::Stats cache = fs.fd_cache().stats();
+  nlohmann::json busy_json = nlohmann::json::array();
+  if (busy.watch) {
+    for (const BusyProcess& p : find_busy_processes(busy.root, busy.dev, ::getpid())) {
+      busy_json.push_back({{"pid", p.pid}, {"command", p.command}, {"where", p.where}});
+    }
+  }
+  nlohmann::json out = {{"fds",
+                         {{"open", count_open_fds()},
+                          {"limit", budget.limit()},
+                          {"reserve", FdBudget::kReserve},
+                          {"file_plane", budget.in_use()},
+                          {"file_plane_ceiling", budget.ceiling()},
+                          {"refused", budget.refused()}}},
+                        {"inode_cache",
+                         {{"open", cache.open},
+                          {"capacity", cache.capacity},
+                          {"kept_without_handle", cache.kept},
+                          {"hits", cache.hits},
+                          {"misses", cache.misses},
+                          {"evictions", cache.evictions}}},
+                        {"inodes", fs.table().size()},
+                        {"busy_processes", busy_json}};
+  if (!busy_json.empty()) {
+    out["warning"] = std::to_string(busy_json.size()) +
+                     " process(es) reached the tree before it was mounted over (--allow-busy) "
+                     "and can still write it beneath the mount, without a lease";
+  }
+  return out;
 }
 
 // Reports the outcome to whoever waits: the parent through a pipe ("OK ..." or
@@ -125,7 +180,8 @@ int wait_for_child(int fd) {
 }
 
 int serve(const MountCommand& cmd, const std::string& root, const std::string& mountpoint,
-          const std::optional<AgentUser>& agent, Reporter& report) {
+          const std::optional<AgentUser>& agent, bool root_dead, bool mountpoint_dead,
+          const BusyWatch& busy, Reporter& report) {
   // Signals are taken by one thread with sigwait; block them before any thread.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -135,7 +191,21 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  base::UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  fd_budget();  // raises RLIMIT_NOFILE to the hard limit before anything opens
+  base::UniqueFd root_fd;
+  if (root_dead) {
+    std::string error;
+    root_fd = open_beneath_mounts(root, &error);
+    if (!root_fd) {
+      report.error(error +
+                   "; to serve it again, stop every agent process, then run `leasefs "
+                   "unmount " +
+                   root + "` (which exposes the tree) and mount again");
+      return 1;
+    }
+  } else {
+    root_fd = base::UniqueFd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  }
   if (!root_fd) {
     report.error("cannot open " + root + ": " + std::strerror(errno));
     return 1;
@@ -173,10 +243,22 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
       }
     }
     Filesystem fs(root_fd.get(), runtime.gate());
+    runtime.set_file_plane_status([&fs, &busy] { return file_plane_status(fs, busy); });
+    if (busy.watch) {
+      spdlog::warn(
+          "mounted over {} with --allow-busy: processes already inside keep ungated "
+          "access beneath the mount",
+          root);
+    }
+    struct ForgetFs {  // status must not reach `fs` once it is gone
+      gate::Runtime& runtime;
+      ~ForgetFs() { runtime.set_file_plane_status(nullptr); }
+    } forget_fs{runtime};
     MountOptions mo;
     mo.fsname = root;
     mo.debug = cmd.debug_fuse;
     mo.allow_other = ::geteuid() == 0;
+    mo.on_top = mountpoint_dead;
     Session session(fs, mountpoint, mo);
     runtime.start_control();
 
@@ -227,15 +309,7 @@ int run_mount(const MountCommand& cmd) {
   };
 
   // The root may itself be a dead leasefs mount (crash while mounted over it):
-  // realpath() would fail with ENOTCONN, so look at the mount table first.
-  if (char abs[PATH_MAX]; cmd.root.empty() || cmd.root[0] != '/') {
-    if (!::getcwd(abs, sizeof abs)) return fail("cannot read the current directory");
-    std::string guess = std::string(abs) + "/" + cmd.root;
-    if (leasefs_mount_at(guess) && !check_existing_mount(guess, guess, &error)) return fail(error);
-  } else if (leasefs_mount_at(cmd.root) && !check_existing_mount(cmd.root, cmd.root, &error)) {
-    return fail(error);
-  }
-
+  // real_path() then names it through its parent, without touching it.
   auto root = real_path(cmd.root, &error);
   if (!root) return fail("root " + error);
   if (!is_dir(*root)) return fail("root " + *root + " is not a directory");
@@ -259,16 +333,50 @@ int run_mount(const MountCommand& cmd) {
     agent = resolve_agent(cmd.agent, &error);
     if (!agent) return fail(error);
   }
-  if (!check_existing_mount(*root, *root, &error)) return fail(error);
-  if (mountpoint != *root && !check_existing_mount(mountpoint, *root, &error)) return fail(error);
+  bool root_dead = false;
+  bool mountpoint_dead = false;
+  if (!check_existing_mount(*root, *root, &root_dead, &error)) return fail(error);
+  if (mountpoint == *root) {
+    mountpoint_dead = root_dead;
+  } else if (!check_existing_mount(mountpoint, *root, &mountpoint_dead, &error)) {
+    return fail(error);
+  }
+
   if (agent) {
     if (auto why = check_agent_can_write(*root, *agent))
       return fail("--agent " + cmd.agent + ": " + *why);
   }
 
+  // Over the root: no process may already be inside the tree (busy_root.hpp).
+  BusyWatch busy;
+  if (mountpoint == *root) {
+    struct stat st {};
+    base::UniqueFd raw = root_dead ? open_beneath_mounts(*root, &error)
+                                   : base::UniqueFd(::open(root->c_str(), O_PATH | O_CLOEXEC));
+    if (raw && ::fstat(raw.get(), &st) == 0) {
+      const auto found = find_busy_processes(*root, st.st_dev, ::getpid());
+      if (!found.empty() && !cmd.allow_busy) {
+        return fail(*root +
+                    " is in use by processes that would keep direct, ungated access to "
+                    "the tree beneath the mount: " +
+                    describe_busy(found) +
+                    ". Stop them or move them out of the tree (change directory, close the "
+                    "files), or pass --allow-busy, which leaves them able to write the tree "
+                    "without a lease");
+      }
+      if (!found.empty()) {
+        std::fprintf(stderr,
+                     "warning: --allow-busy: %s keep ungated access to the tree beneath the "
+                     "mount; `leasectl status --json` lists them while they live\n",
+                     describe_busy(found).c_str());
+        busy = BusyWatch{true, *root, st.st_dev};
+      }
+    }
+  }
+
   if (cmd.foreground) {
     Reporter report(-1);
-    return serve(cmd, *root, mountpoint, agent, report);
+    return serve(cmd, *root, mountpoint, agent, root_dead, mountpoint_dead, busy, report);
   }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
@@ -282,7 +390,7 @@ int run_mount(const MountCommand& cmd) {
   ::close(fds[0]);
   ::setsid();
   Reporter report(fds[1]);
-  ::_exit(serve(cmd, *root, mountpoint, agent, report));
+  ::_exit(serve(cmd, *root, mountpoint, agent, root_dead, mountpoint_dead, busy, report));
 }
 
 }  // namespace leasefs::fuse

@@ -18,6 +18,7 @@
 #include "base/unique_fd.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/mount_table.hpp"
+#include "fuse/takeover.hpp"
 #include "service/longrun_dir.hpp"
 
 namespace leasefs::fuse {
@@ -33,6 +34,15 @@ bool running(pid_t pid) {
   std::getline(stat, line);
   const size_t close = line.rfind(')');
   return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+// Dead mounts left beneath by crashes (a takeover mounts on top of them): the
+// path is cleared all the way down, each layer failing closed until it goes.
+bool clear_dead_layers(const std::string& path) {
+  for (int i = 0; i < 10000 && dead_leasefs_mount(path); ++i) {
+    if (!fusermount({"-uz"}, path)) return false;
+  }
+  return !dead_leasefs_mount(path);
 }
 
 }  // namespace
@@ -67,7 +77,7 @@ int run_unmount(const std::string& given) {
   if (::statfs(path.c_str(), &sfs) != 0 && errno == ENOTCONN) {
     std::fprintf(stderr, "note: %s was a dead mount (its daemon had ended); cleared\n",
                  path.c_str());
-    return fusermount({"-uz"}, path) ? 0 : 1;
+    return clear_dead_layers(path) ? 0 : 1;
   }
   pid_t pid = 0;
   {
@@ -78,7 +88,7 @@ int run_unmount(const std::string& given) {
     std::fprintf(stderr, "error: cannot unmount %s\n", path.c_str());
     return 1;
   }
-  if (pid <= 0) return 0;
+  if (pid <= 0) return clear_dead_layers(path) ? 0 : 1;
   ::kill(pid, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (running(pid)) {
@@ -88,7 +98,7 @@ int run_unmount(const std::string& given) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  return 0;
+  return clear_dead_layers(path) ? 0 : 1;
 }
 
 }  // namespace leasefs::fuse

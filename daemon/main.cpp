@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
   mount->add_option("--log-level", m.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   mount->add_flag("--debug-fuse", m.debug_fuse, "log every FUSE request (very verbose)");
+  mount->add_flag("--allow-busy", m.allow_busy,
+                  "mount over ROOT even while processes are inside it; WEAKENS THE GATE: "
+                  "those processes keep writing the tree beneath without a lease");
 
   std::string unmount_path;
   auto* unmount = app.add_subcommand("unmount", "stop the daemon serving PATH and unmount it");

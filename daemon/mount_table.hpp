@@ -11,8 +11,7 @@ namespace leasefs::fuse {
 
 using base::MountEntry;
 
-// The fuse.leasefs mount whose mount point is exactly `path`, if any.
-std::optional<MountEntry> leasefs_mount_at(const std::string& path);
+using base::leasefs_mount_at;
 
 // Runs `fusermount3 ARGS... PATH` (no shell); true on exit status 0.
 bool fusermount(const std::vector<std::string>& args, const std::string& path);

@@ -221,6 +221,10 @@ Runtime::Runtime(int root_fd, std::string root_path, RuntimeOptions options)
 
 Runtime::~Runtime() = default;
 
+void Runtime::set_file_plane_status(std::function<nlohmann::json()> fn) {
+  impl_->service->set_file_plane_status(std::move(fn));
+}
+
 Gate& Runtime::gate() noexcept {
   return impl_->gate;
 }

@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +55,9 @@ class Runtime {
   // A path to `name` in the root's .longrun/ that reaches the tree underneath a
   // mount (for the daemon's own log file).
   std::string longrun_path(std::string_view name) const;
+
+  // Adds a `file_plane` object to status (see Service::set_file_plane_status).
+  void set_file_plane_status(std::function<nlohmann::json()> fn);
 
   // Binds the control socket and serves it on background threads; throws
   // Error{io_error} with a clear message when the socket cannot be created.

@@ -47,6 +47,9 @@ Filesystem::Filesystem(int root_fd, gate::Gate& gate, FsOptions options)
       options_(options),
       root_(dup_path_fd(root_fd), stat_fd(root_fd), false),
       root_prefix_(fd_target(root_.fd.get())),
+      cache_(std::make_unique<FdCache>(root_.fd.get(), root_.dev, fd_budget(),
+                                       options.fd_cache_capacity)),
+      table_(cache_.get()),
       longrun_(root_.fd.get()) {
   if (root_prefix_.empty() || root_prefix_[0] != '/') {
     throw std::runtime_error("cannot resolve the root's path through /proc/self/fd");

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 
 #include "fuse/inode.hpp"
@@ -34,10 +35,13 @@ struct FsOptions {
   // Answer every getxattr with ENOSYS (turns xattrs off in the kernel). Only for
   // measuring the cost of security.capability lookups; never the default.
   bool xattr_enosys = false;
+  // Inode descriptors kept open at most (see inode_fd.hpp).
+  size_t fd_cache_capacity = FdCache::kDefaultCapacity;
 };
 
 // One open file. fh in fuse_file_info is its address.
 struct FileHandle {
+  BudgetSlot slot;  // counts `fd` against the descriptor budget
   base::UniqueFd fd;
   Inode* inode = nullptr;
   bool writable = false;
@@ -84,6 +88,9 @@ class Filesystem final : public gate::PublishListener {
   // The session whose kernel caches the filesystem may invalidate; nullptr detaches.
   void attach_session(fuse_session* session) { pages_.attach(session); }
   PageInvalidator& pages() noexcept { return pages_; }
+
+  const InodeTable& table() const noexcept { return table_; }
+  const FdCache& fd_cache() const noexcept { return *cache_; }
   gate::Gate& gate() noexcept { return gate_; }
   const FsOptions& options() const noexcept { return options_; }
   const std::string& root_prefix() const noexcept { return root_prefix_; }
@@ -149,9 +156,10 @@ class Filesystem final : public gate::PublishListener {
   gate::Gate& gate_;
   FsOptions options_;
   Inode root_;
-  std::string root_prefix_;  // backing path of the root, as /proc/self/fd shows it
-  LongrunIdentity longrun_;  // .longrun by (st_dev, st_ino), whatever the name
+  std::string root_prefix_;         // backing path of the root, as /proc/self/fd shows it
+  std::unique_ptr<FdCache> cache_;  // before table_: inodes give their fds back to it
   InodeTable table_;
+  LongrunIdentity longrun_;  // .longrun by (st_dev, st_ino), whatever the name
   TempSiblings siblings_;
   PageInvalidator pages_;
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
@@ -191,6 +199,15 @@ template <class Fn>
 void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept {
   try {
     body();
+  } catch (const std::system_error& e) {
+    // A descriptor that could not be had (EMFILE, ENFILE) or a file that is gone
+    // (ESTALE): this request fails with that errno, nothing else does.
+    if (e.code().category() != std::generic_category() || e.code().value() <= 0) {
+      log_stray_exception(op, e.what());
+      fuse_reply_err(req, EIO);
+    } else {
+      fuse_reply_err(req, e.code().value());
+    }
   } catch (const std::exception& e) {
     log_stray_exception(op, e.what());
     fuse_reply_err(req, EIO);

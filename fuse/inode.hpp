@@ -1,11 +1,13 @@
 // The inode table. A kernel node id (fuse_ino_t) is the address of an Inode; an
-// Inode holds an O_PATH descriptor on the backing file and never a path, so a
-// rename underneath can never leave a stale name behind. Entries are keyed by the
-// backing (st_dev, st_ino) and live while the kernel holds lookups on them.
+// Inode reaches its backing file by file handle or O_PATH descriptor and never by
+// path, so a rename underneath can never leave a stale name behind. Entries live
+// while the kernel holds lookups on them.
 //
-// Because every known inode is pinned by its O_PATH descriptor, the backing
-// filesystem cannot reuse its inode number while we still map it, so a key never
-// names two different files.
+// Entries are keyed by the backing (st_dev, st_ino). While an inode's O_PATH
+// fd is open its number cannot be reused; once the fd was evicted (see
+// inode_fd.hpp) a lookup that finds the same number compares file handles,
+// which carry the generation, and a different file replaces the old entry
+// (the old Inode lives on, out of the table, until the kernel forgets it).
 #pragma once
 
 #include <sys/stat.h>
@@ -15,17 +17,20 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "base/unique_fd.hpp"
+#include "fuse/inode_fd.hpp"
 
 namespace leasefs::fuse {
 
 using base::UniqueFd;
 
 struct Inode {
-  Inode(base::UniqueFd fd_in, const struct stat& st, bool is_protected)
-      : fd(std::move(fd_in)),
+  // `cache`: see InodeFd; without one the fd is kept for life.
+  Inode(base::UniqueFd fd_in, const struct stat& st, bool is_protected, FdCache* cache = nullptr)
+      : fd(std::move(fd_in), st.st_dev, cache),
         dev(st.st_dev),
         ino(st.st_ino),
         type(st.st_mode & S_IFMT),
@@ -33,7 +38,8 @@ struct Inode {
   Inode(const Inode&) = delete;
   Inode& operator=(const Inode&) = delete;
 
-  const base::UniqueFd fd;  // O_PATH | O_NOFOLLOW | O_CLOEXEC on the backing file
+  // O_PATH | O_NOFOLLOW | O_CLOEXEC on the backing file, pinned by fd.get().
+  const InodeFd fd;
   const dev_t dev;
   const ino_t ino;
   const mode_t type;  // S_IFMT bits; a file never changes type
@@ -49,8 +55,12 @@ struct Inode {
 
 class InodeTable {
  public:
+  // With `cache`, inodes on its file system are kept by handle (see inode_fd.hpp).
+  explicit InodeTable(FdCache* cache = nullptr) noexcept : cache_(cache) {}
   // Finds or adds the inode for `st`, taking one lookup reference. `fd` is kept
   // for a new inode and closed otherwise.
+  // Throws std::system_error(EMFILE) when a new inode without a handle cannot
+  // keep its descriptor.
   Inode* acquire(base::UniqueFd fd, const struct stat& st, bool is_protected);
   // Drops `n` lookup references; the inode (and its fd) goes away at zero.
   void forget(Inode* inode, uint64_t n);
@@ -68,8 +78,11 @@ class InodeTable {
                                    static_cast<uint64_t>(k.dev));
     }
   };
+  FdCache* cache_;
   mutable std::mutex mu_;
   std::unordered_map<Key, std::unique_ptr<Inode>, KeyHash> inodes_;  // guarded by mu_
+  // Replaced by a new file with the same number; alive until forgotten. Guarded by mu_.
+  std::unordered_map<const Inode*, std::unique_ptr<Inode>> orphans_;
 };
 
 }  // namespace leasefs::fuse

@@ -40,6 +40,7 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
   handle->grant_id = std::move(v.grant_id);
   int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC;
   if (sibling_turn) flags |= O_EXCL;
+  if (!handle->slot.take()) return -EMFILE;
   {
     ActAsCaller as(handle->opener, fuse_req_ctx(req)->umask);
     handle->fd.reset(::openat(dir.fd.get(), name, flags, mode));

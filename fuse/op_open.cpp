@@ -37,6 +37,7 @@ int do_open(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi) {
     }
   }
   const int flags = (fi->flags & ~O_NOFOLLOW) | O_CLOEXEC;
+  if (!handle->slot.take()) return -EMFILE;
   handle->fd.reset(::open(Filesystem::fd_path(inode.fd.get()).c_str(), flags));
   if (!handle->fd) return -errno;
   apply_cache_policy(fi, is_protected);

@@ -20,6 +20,7 @@ namespace leasefs::fuse {
 namespace {
 
 struct DirHandle {
+  BudgetSlot slot;  // counts the DIR stream's descriptor
   DIR* dp = nullptr;
   off_t offset = 0;
   struct dirent* entry = nullptr;
@@ -111,6 +112,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     Filesystem& fs = Filesystem::of(req);
     Inode& inode = fs.inode(ino);
     auto d = std::make_unique<DirHandle>();
+    if (!d->slot.take()) return static_cast<void>(fuse_reply_err(req, EMFILE));
     int fd = ::openat(inode.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return static_cast<void>(fuse_reply_err(req, errno));
     d->dp = ::fdopendir(fd);

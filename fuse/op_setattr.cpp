@@ -28,8 +28,9 @@ int utimens_symlink(Filesystem& fs, const Inode& inode, const struct timespec tv
   open_how how{};
   how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  base::UniqueFd parent(static_cast<int>(
-      ::syscall(SYS_openat2, fs.inode(FUSE_ROOT_ID).fd.get(), dir.c_str(), &how, sizeof how)));
+  base::UniqueFd parent(
+      static_cast<int>(::syscall(SYS_openat2, static_cast<int>(fs.inode(FUSE_ROOT_ID).fd.get()),
+                                 dir.c_str(), &how, sizeof how)));
   if (!parent) return -1;
   struct stat st {};
   if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
@@ -58,7 +59,7 @@ int do_setattr(fuse_req_t req, Filesystem& fs, Inode& inode, const struct stat& 
     if (int res = ask(gate::Op::kSetattr); res < 0) return res;
   }
 
-  const int ifd = inode.fd.get();
+  const PinnedFd ifd = inode.fd.get();  // open until the end of the call
   const std::string proc = Filesystem::fd_path(ifd);
   if (valid & FUSE_SET_ATTR_MODE) {
     int res = fi ? ::fchmod(handle->fd.get(), attr.st_mode)

@@ -48,7 +48,8 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
     if (is_capability && inode.capability.load(std::memory_order_relaxed) == 0) {
       return static_cast<void>(fuse_reply_err(req, ENODATA));
     }
-    const std::string proc = Filesystem::fd_path(inode.fd.get());
+    const PinnedFd pinned = inode.fd.get();  // `proc` names it
+    const std::string proc = Filesystem::fd_path(pinned);
     if (size == 0) {
       ssize_t n = ::getxattr(proc.c_str(), name, nullptr, 0);
       if (is_capability) inode.capability.store(n >= 0 ? 1 : (errno == ENODATA ? 0 : -1));
@@ -66,7 +67,8 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
 
 void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   guarded(req, "listxattr", [&] {
-    const std::string proc = Filesystem::fd_path(Filesystem::of(req).inode(ino).fd.get());
+    const PinnedFd pinned = Filesystem::of(req).inode(ino).fd.get();  // `proc` names it
+    const std::string proc = Filesystem::fd_path(pinned);
     reply_xattr(req, size,
                 [&](char* buf, size_t len) { return ::listxattr(proc.c_str(), buf, len); });
   });
@@ -79,7 +81,8 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* v
     Inode& inode = fs.inode(ino);
     int res = fs.gate_inode(gate::Op::kSetxattr, inode, Filesystem::caller(req));
     if (res == 0) {
-      const std::string proc = Filesystem::fd_path(inode.fd.get());
+      const PinnedFd pinned = inode.fd.get();  // `proc` names it
+      const std::string proc = Filesystem::fd_path(pinned);
       if (::setxattr(proc.c_str(), name, value, size, flags) != 0) res = -errno;
       if (std::strcmp(name, kCapability) == 0) inode.capability.store(-1);
     }
@@ -93,7 +96,8 @@ void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
     Inode& inode = fs.inode(ino);
     int res = fs.gate_inode(gate::Op::kRemovexattr, inode, Filesystem::caller(req));
     if (res == 0) {
-      const std::string proc = Filesystem::fd_path(inode.fd.get());
+      const PinnedFd pinned = inode.fd.get();  // `proc` names it
+      const std::string proc = Filesystem::fd_path(pinned);
       if (::removexattr(proc.c_str(), name) != 0) res = -errno;
       if (std::strcmp(name, kCapability) == 0) inode.capability.store(-1);
     }

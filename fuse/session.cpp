@@ -13,7 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/mountinfo.hpp"
 #include "fuse/operations.hpp"
+#include "fuse/takeover.hpp"
 
 namespace leasefs::fuse {
 
@@ -40,6 +42,26 @@ Session::Session(Filesystem& fs, std::string mountpoint, const MountOptions& opt
   se_ = fuse_session_new(&args, &ops, sizeof ops, &fs);
   fuse_opt_free_args(&args);
   if (!se_) throw std::runtime_error("cannot create the FUSE session (bad options?)");
+  if (options.on_top) {
+    std::string error;
+    base::UniqueFd dev =
+        mount_fuse_on_top(mountpoint_, options.fsname, options.allow_other, &error);
+    if (!dev) {
+      fuse_session_destroy(se_);
+      se_ = nullptr;
+      throw std::runtime_error(error);
+    }
+    if (auto top = base::leasefs_mount_at(mountpoint_)) on_top_device_ = top->device;
+    // "/dev/fd/N": libfuse serves a connection mounted by its caller, and owns N.
+    const std::string dev_path = "/dev/fd/" + std::to_string(dev.release());
+    if (fuse_session_mount(se_, dev_path.c_str()) != 0) {
+      fuse_session_destroy(se_);
+      se_ = nullptr;
+      throw std::runtime_error("cannot serve the FUSE mount over " + mountpoint_);
+    }
+    mounted_ = true;
+    return;
+  }
   if (fuse_session_mount(se_, mountpoint_.c_str()) != 0) {
     fuse_session_destroy(se_);
     se_ = nullptr;
@@ -116,6 +138,13 @@ void Session::stop() noexcept {
 void Session::unmount() noexcept {
   if (!mounted_) return;
   mounted_ = false;
+  if (!on_top_device_.empty()) {
+    // Only our own entry, and only while it is the top one: after an external
+    // unmount the next mount down is a dead one that must stay, failing closed.
+    auto top = base::leasefs_mount_at(mountpoint_);
+    if (top && top->device == on_top_device_) ::umount2(mountpoint_.c_str(), MNT_DETACH);
+    return;
+  }
   fuse_session_unmount(se_);
 }
 

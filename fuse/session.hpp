@@ -19,6 +19,10 @@ struct MountOptions {
   bool allow_other = true;
   bool debug = false;
   unsigned max_threads = 16;
+  // Mount with mount(2) on top of what is at the mount point (a dead leasefs
+  // mount, see fuse/takeover.hpp) instead of through libfuse, which stats the
+  // mount point first and so cannot mount over a dead one.
+  bool on_top = false;
 };
 
 class Session {
@@ -49,6 +53,7 @@ class Session {
   std::string mountpoint_;
   unsigned max_threads_;
   bool mounted_ = false;
+  std::string on_top_device_;  // set when mounted on top: our entry's device in mountinfo
   std::mutex run_mu_;
   bool stopping_ = false;  // guarded by run_mu_
   pthread_t runner_{};     // guarded by run_mu_

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "memory/memory_error.hpp"
@@ -22,6 +24,32 @@ std::string describe(sqlite3* db, int rc, std::string_view what, const std::stri
   message += std::to_string(rc);
   message += ")";
   return message;
+}
+
+// The daemon names its files "/proc/self/fd/N/memory.db" (N: the .longrun
+// directory). The stock VFS resolves symlinks in a path as text, and the text
+// of that link leads through the mount over the root - or, for a daemon taking
+// over a dead mount, into the dead mount. This VFS is the stock one with
+// absolute paths taken as given, so the kernel follows the link to the
+// directory itself.
+int full_pathname_as_given(sqlite3_vfs* vfs, const char* path, int size, char* out) {
+  if (path[0] != '/') return sqlite3_vfs_find(nullptr)->xFullPathname(vfs, path, size, out);
+  const size_t n = std::strlen(path);
+  if (n + 1 > static_cast<size_t>(size)) return SQLITE_CANTOPEN;
+  std::memcpy(out, path, n + 1);
+  return SQLITE_OK;
+}
+
+const char* as_given_vfs() {
+  static std::once_flag once;
+  static sqlite3_vfs vfs;
+  std::call_once(once, [] {
+    vfs = *sqlite3_vfs_find(nullptr);
+    vfs.zName = "leasefs-path-as-given";
+    vfs.xFullPathname = full_pathname_as_given;
+    sqlite3_vfs_register(&vfs, 0);
+  });
+  return vfs.zName;
 }
 
 bool is_busy(int rc) {
@@ -144,7 +172,7 @@ SqliteDb::SqliteDb(std::string path, Options options) : path_(std::move(path)), 
   // serialize their own use. SQLite opens its files with O_CLOEXEC itself.
   int flags = SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE;
   flags |= options_.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+  const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, as_given_vfs());
   if (rc != SQLITE_OK) {
     std::string message = describe(db_, rc, "open", path_);
     sqlite3_close(db_);

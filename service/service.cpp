@@ -212,15 +212,17 @@ json Service::status() {
       if (r.turn == static_cast<int64_t>(state_.turn_index)) pending.push_back(request_json(r));
     }
   }
-  return {{"task", task_json(state_)},
-          {"turn", state_.turn_index},
-          {"access_mode", grants.empty() ? "read_only" : "leased"},
-          {"grants", grants},
-          {"pending_requests", pending},
-          {"pending_checkpoint", store_.load_pending_checkpoint().has_value()},
-          {"memory_records", memory_.count()},
-          {"recent_refusals", refusals_},
-          {"refusals_total", refusals_total_}};
+  json out = {{"task", task_json(state_)},
+              {"turn", state_.turn_index},
+              {"access_mode", grants.empty() ? "read_only" : "leased"},
+              {"grants", grants},
+              {"pending_requests", pending},
+              {"pending_checkpoint", store_.load_pending_checkpoint().has_value()},
+              {"memory_records", memory_.count()},
+              {"recent_refusals", refusals_},
+              {"refusals_total", refusals_total_}};
+  if (file_plane_status_) out["file_plane"] = file_plane_status_();
+  return out;
 }
 
 json Service::start(const StartArgs& args, const Actor& actor) {

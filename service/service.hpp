@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -75,6 +76,13 @@ class Service {
   nlohmann::json memory_save(const std::string& title, const std::string& content,
                              const std::vector<std::string>& keywords, const Actor& actor);
 
+  // An extra `file_plane` object in status (descriptors, busy processes), from
+  // the daemon, which owns the file system. Set before the control plane starts.
+  void set_file_plane_status(std::function<nlohmann::json()> fn) {
+    std::lock_guard lock(mu_);
+    file_plane_status_ = std::move(fn);
+  }
+
   // The current state (a copy), for status.md and tests.
   TaskState state() const;
   // Recent refusals, newest last, for status and status.md.
@@ -94,6 +102,7 @@ class Service {
   void recover_from_memory();
   TaskState task_from_checkpoint(const memory::Record& record);
 
+  std::function<nlohmann::json()> file_plane_status_;
   StateStore& store_;
   memory::MemoryStore& memory_;
   memory::Ledger* ledger_;

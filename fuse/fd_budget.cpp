@@ -1,0 +1,63 @@
+#include "fuse/fd_budget.hpp"
+
+#include <dirent.h>
+#include <sys/resource.h>
+
+namespace leasefs::fuse {
+
+size_t FdBudget::raise_limit() noexcept {
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1024;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+    ::getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  return rl.rlim_cur == RLIM_INFINITY ? size_t{1} << 20 : static_cast<size_t>(rl.rlim_cur);
+}
+
+FdBudget::FdBudget(size_t limit) noexcept
+    : limit_(limit), ceiling_(limit > 2 * kReserve ? limit - kReserve : limit / 2) {}
+
+bool FdBudget::try_take() noexcept {
+  size_t cur = in_use_.load(std::memory_order_relaxed);
+  do {
+    if (cur >= ceiling_) return false;
+  } while (!in_use_.compare_exchange_weak(cur, cur + 1, std::memory_order_relaxed));
+  return true;
+}
+
+bool FdBudget::take_reclaiming() noexcept {
+  while (!try_take()) {
+    std::lock_guard lock(reclaim_mu_);
+    if (!reclaimer_ || !reclaimer_()) return false;
+  }
+  return true;
+}
+
+void FdBudget::set_reclaimer(std::function<bool()> fn) {
+  std::lock_guard lock(reclaim_mu_);
+  reclaimer_ = std::move(fn);
+}
+
+void FdBudget::give_back() noexcept {
+  in_use_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+FdBudget& fd_budget() noexcept {
+  static FdBudget budget(FdBudget::raise_limit());
+  return budget;
+}
+
+size_t count_open_fds() noexcept {
+  DIR* d = ::opendir("/proc/self/fd");
+  if (!d) return 0;
+  size_t n = 0;
+  while (struct dirent* e = ::readdir(d)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  ::closedir(d);
+  return n > 0 ? n - 1 : 0;  // not the one opendir just used
+}
+
+}  // namespace leasefs::fuse

@@ -1,0 +1,204 @@
+// Item: no window on a crash or a restart. The daemon is killed with SIGKILL 50
+// times while an agent (uid 65534) re-resolves the root and tries to write in a
+// tight loop; each time a new daemon is started the way an operator or systemd
+// would. Not one byte may land in the backing tree, and the mount comes back
+// each time. The backing tree is looked at once every layer is cleared: what an
+// agent wrote in a gap would still be there. (The test holds no descriptor on
+// the tree meanwhile: the daemon would rightly refuse a busy root.)
+#include <fcntl.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/security/fdcrash_fixture.hpp"
+#include "tests/support/control_client.hpp"
+
+namespace leasefs::test {
+namespace {
+
+constexpr int kKills = 50;
+
+class RestartTest : public FdcrashTest {
+ protected:
+  void SetUp() override {
+    FdcrashTest::SetUp();
+    // The agent could write the raw root if it ever reached it.
+    ::chmod(root.c_str(), 0777);
+  }
+  // The agent: open by absolute path, and by a fresh cwd, then write; forever.
+  void start_agent() {
+    const std::string abs = root + "/agent-abs.txt";
+    const std::string dir = root;
+    ASSERT_GT(spawn_agent([abs, dir] {
+                for (;;) {
+                  int fd = ::open(abs.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0666);
+                  if (fd >= 0) {
+                    (void)!::write(fd, "x", 1);
+                    ::close(fd);
+                  }
+                  if (::chdir(dir.c_str()) == 0) {
+                    fd = ::open("agent-cwd.txt", O_WRONLY | O_CREAT | O_APPEND, 0666);
+                    if (fd >= 0) {
+                      (void)!::write(fd, "y", 1);
+                      ::close(fd);
+                    }
+                    (void)!::chdir("/");
+                  }
+                }
+              }),
+              0);
+  }
+  bool live() { return fuse::leasefs_mount_at(root) && !fuse::dead_leasefs_mount(root); }
+  // Stops the agent, clears every layer (the dead mounts stay stacked beneath
+  // the live one, failing closed, until then), and lists the bare tree.
+  void expect_nothing_landed() {
+    for (pid_t pid : children) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    children.clear();
+    auto r = leasefs({"unmount", root});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_FALSE(fuse::leasefs_mount_at(root));
+    base::UniqueFd dir(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    std::vector<std::string> now = list_dir(dir.get());
+    now.erase(std::remove(now.begin(), now.end(), ".longrun"), now.end());
+    EXPECT_EQ(now, std::vector<std::string>{}) << "the agent reached the backing tree";
+  }
+};
+
+TEST_F(RestartTest, KillNineFiftyTimesWhileTheAgentWritesLandsNothing) {
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  start_agent();
+  for (int i = 0; i < kKills; ++i) {
+    const pid_t pid = read_lock_pid(root + "/.longrun/lock");
+    ASSERT_GT(pid, 0) << "round " << i;
+    ::kill(pid, SIGKILL);
+    ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); })) << "round " << i;
+    r = leasefs({"mount", root, "--socket", sock});
+    ASSERT_EQ(r.exit_code, 0) << "round " << i << ": " << r.output;
+    ASSERT_TRUE(live()) << "round " << i;
+    EXPECT_NE(read_lock_pid(root + "/.longrun/lock"), pid);
+  }
+  expect_nothing_landed();
+}
+
+// A daemon that took over reaches the tree through a private clone of the
+// parent's mount; paths, and so path-narrowed grants, still come out right.
+TEST_F(RestartTest, PathNarrowedGrantHoldsAfterATakeover) {
+  for (const char* d : {"/a", "/b"}) {
+    ::mkdir((root + d).c_str(), 0777);
+    ::chmod((root + d).c_str(), 0777);  // past the umask: only the gate may refuse
+  }
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ::kill(read_lock_pid(root + "/.longrun/lock"), SIGKILL);
+  ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); }));
+  r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  {
+    ControlClient c(sock);
+    ASSERT_TRUE(c.call("start", {{"description", "takeover"}}).value("ok", false));
+    auto g = c.call("grant", {{"reason", "a only"}, {"paths", {"a/*"}}});
+    ASSERT_TRUE(g.value("ok", false)) << g.dump();
+  }
+  RunOptions as_agent;
+  as_agent.uid = kAgentUid;
+  auto w = run_sh("echo in > " + root + "/a/x", as_agent);
+  EXPECT_EQ(w.exit_code, 0) << w.output;
+  w = run_sh("echo out > " + root + "/b/y", as_agent);
+  EXPECT_NE(w.exit_code, 0) << w.output;
+  r = leasefs({"unmount", root});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(root + "/a/x");
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "in");
+  EXPECT_NE(::access((root + "/b/y").c_str(), F_OK), 0);
+}
+
+// A root that is itself a mount (a volume) cannot be reached beneath a dead
+// leasefs mount: the takeover says so and the dead mount stays, failing closed.
+TEST_F(RestartTest, RootThatIsAMountStaysClosedWithAClearError) {
+  ASSERT_EQ(run_argv({"mount", "-t", "tmpfs", "-o", "mode=0777", "leasefs-test", root}).exit_code,
+            0);
+  other_mounts.push_back(root);
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ::kill(read_lock_pid(root + "/.longrun/lock"), SIGKILL);
+  ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); }));
+  r = leasefs({"mount", root, "--socket", sock});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("is the root of a tmpfs mount"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("leasefs unmount"), std::string::npos) << r.output;
+  EXPECT_TRUE(fuse::dead_leasefs_mount(root));
+  r = leasefs({"unmount", root});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// The systemd unit's own commands, read from the unit file: after the main
+// process dies, ExecStopPost=, then ExecStartPre=, then ExecStart= again.
+std::vector<std::vector<std::string>> unit_commands(const std::string& key, const std::string& root,
+                                                    const std::string& socket) {
+  std::ifstream in(std::string(LEASEFS_SOURCE_DIR) + "/systemd/leasefs@.service");
+  std::vector<std::vector<std::string>> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + "=", 0) != 0) continue;
+    std::string cmd = line.substr(key.size() + 1);
+    if (!cmd.empty() && cmd[0] == '-') cmd.erase(0, 1);  // failure ignored
+    std::istringstream words(cmd);
+    std::vector<std::string> argv;
+    for (std::string w; words >> w;) {
+      if (w == "/usr/local/bin/leasefs") w = kLeasefs;
+      if (w == "%f") w = root;
+      if (w == "/run/leasefs/%i.sock") w = socket;
+      if (w == "$LEASEFS_OPTIONS") continue;  // unset: expands to no word
+      argv.push_back(w);
+    }
+    out.push_back(argv);
+  }
+  return out;
+}
+
+TEST_F(RestartTest, SystemdRestartPathLandsNothing) {
+  const auto start = unit_commands("ExecStart", root, sock);
+  ASSERT_EQ(start.size(), 1u);
+  const auto stop_post = unit_commands("ExecStopPost", root, sock);
+  const auto start_pre = unit_commands("ExecStartPre", root, sock);
+  auto exec_start = [&] {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int null =
+          ::open(getenv("FDCRASH_DAEMON_LOG") ? getenv("FDCRASH_DAEMON_LOG") : "/dev/null",
+                 O_RDWR | O_CREAT | O_APPEND, 0644);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      std::vector<char*> argv;
+      for (const std::string& a : start[0]) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    remember(pid);
+    return pid;
+  };
+  pid_t pid = exec_start();
+  ASSERT_TRUE(wait_until([&] { return live(); }));
+  start_agent();
+  for (int i = 0; i < kKills; ++i) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    for (const auto& argv : stop_post) run_argv(argv);
+    for (const auto& argv : start_pre) run_argv(argv);
+    pid = exec_start();
+    ASSERT_TRUE(wait_until([&] { return live(); })) << "round " << i;
+  }
+  expect_nothing_landed();
+}
+
+}  // namespace
+}  // namespace leasefs::test
