@@ -20,6 +20,14 @@ namespace {
 
 using nlohmann::json;
 
+// Bounds on every argument: free text a person writes, names (paths, keywords,
+// ids), lists. Past one, the request is refused (bad_request), never cut short.
+constexpr size_t kMaxTextBytes = 16 * 1024;
+constexpr size_t kMaxNoteBytes = 64 * 1024;  // memory.save content
+constexpr size_t kMaxNameBytes = 1024;
+constexpr size_t kMaxIdArgBytes = 64;
+constexpr size_t kMaxListItems = 64;
+
 // Typed access to a command's arguments. Every getter names the command and the
 // argument in its error; finish() refuses arguments nobody asked for, so a typo
 // ("path" for "paths") is an error instead of a silently wider grant.
@@ -27,21 +35,23 @@ class Args {
  public:
   Args(std::string_view cmd, const json& args) : cmd_(cmd), args_(args) {}
 
-  std::string str(const char* name) {
-    auto v = opt_str(name);
+  std::string str(const char* name, size_t max = kMaxTextBytes) {
+    auto v = opt_str(name, max);
     if (!v) missing(name, "string");
     return *v;
   }
 
-  std::optional<std::string> opt_str(const char* name) {
+  std::optional<std::string> opt_str(const char* name, size_t max = kMaxTextBytes) {
     const json* v = find(name);
     if (!v) return std::nullopt;
     if (!v->is_string()) wrong(name, "string", *v);
-    return v->get<std::string>();
+    const auto& text = v->get_ref<const std::string&>();
+    if (text.size() > max) too_long(name, max);
+    return text;
   }
 
-  std::string str_or(const char* name, std::string fallback) {
-    auto v = opt_str(name);
+  std::string str_or(const char* name, std::string fallback, size_t max = kMaxTextBytes) {
+    auto v = opt_str(name, max);
     return v ? *v : std::move(fallback);
   }
 
@@ -52,13 +62,20 @@ class Args {
     return v->get<bool>();
   }
 
-  std::vector<std::string> str_list(const char* name) {
+  std::vector<std::string> str_list(const char* name, size_t max_items = kMaxListItems,
+                                    size_t max_item = kMaxNameBytes) {
     const json* v = find(name);
     if (!v) return {};
     if (!v->is_array()) wrong(name, "array of strings", *v);
+    if (v->size() > max_items) {
+      throw Error(code::kBadRequest, "command '" + std::string(cmd_) + "': argument '" + name +
+                                         "' has more than " + std::to_string(max_items) +
+                                         " elements");
+    }
     std::vector<std::string> out;
     for (const auto& item : *v) {
       if (!item.is_string()) wrong(name, "array of strings", item, "an element");
+      if (item.get_ref<const std::string&>().size() > max_item) too_long(name, max_item);
       out.push_back(item.get<std::string>());
     }
     return out;
@@ -68,7 +85,10 @@ class Args {
   std::vector<std::string> csv_list(const char* name) {
     const json* v = find(name);
     if (!v) return {};
-    if (v->is_string()) return split_csv(v->get_ref<const std::string&>());
+    if (v->is_string()) {
+      if (v->get_ref<const std::string&>().size() > kMaxNameBytes) too_long(name, kMaxNameBytes);
+      return split_csv(v->get_ref<const std::string&>());
+    }
     return str_list(name);
   }
 
@@ -101,6 +121,12 @@ class Args {
   [[noreturn]] void missing(const char* name, const char* expected) {
     throw Error(code::kBadRequest, "command '" + std::string(cmd_) + "' needs argument '" + name +
                                        "' (" + expected + ")");
+  }
+
+  [[noreturn]] void too_long(const char* name, size_t max) {
+    throw Error(code::kBadRequest, "command '" + std::string(cmd_) + "': argument '" + name +
+                                       "' is longer than " + std::to_string(max) +
+                                       " bytes; shorten it");
   }
 
   [[noreturn]] void invalid(const char* name, const std::string& why) {
@@ -205,7 +231,9 @@ json cmd_grant(CommandContext& ctx, const json& args, const Actor& actor) {
                       json_type_name(*ttl));
     }
     if (!ms || *ms <= 0) {
-      a.invalid("ttl", "must be a positive duration like 30s, 10m, 2h or a number of seconds");
+      a.invalid("ttl",
+                "must be a positive duration with a unit (30s, 10m, 2h, 1d) or an integer "
+                "number of seconds");
     }
     g.ttl_ms = ms;
   }
@@ -215,7 +243,7 @@ json cmd_grant(CommandContext& ctx, const json& args, const Actor& actor) {
 
 json cmd_revoke(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("revoke", args);
-  auto id = a.opt_str("grant_id");
+  auto id = a.opt_str("grant_id", kMaxIdArgBytes);
   a.finish();
   return service(ctx).revoke(id, actor);
 }
@@ -231,7 +259,7 @@ json cmd_request(CommandContext& ctx, const json& args, const Actor& actor) {
 
 json cmd_approve(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("approve", args);
-  std::string id = a.str("id");
+  std::string id = a.str("id", kMaxIdArgBytes);
   std::string reason = a.str_or("reason", "");
   a.finish();
   return service(ctx).approve(id, reason, actor);
@@ -239,7 +267,7 @@ json cmd_approve(CommandContext& ctx, const json& args, const Actor& actor) {
 
 json cmd_reject(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("reject", args);
-  std::string id = a.str("id");
+  std::string id = a.str("id", kMaxIdArgBytes);
   std::string reason = a.str_or("reason", "");
   a.finish();
   return service(ctx).reject(id, reason, actor);
@@ -256,7 +284,7 @@ json cmd_checkpoint(CommandContext& ctx, const json& args, const Actor& actor) {
     c.summary = a.str("summary");
     c.next = a.str("next");
   }
-  if (auto st = a.opt_str("status")) c.status = status_arg(a, "status", *st);
+  if (auto st = a.opt_str("status", kMaxIdArgBytes)) c.status = status_arg(a, "status", *st);
   c.current_step = a.str_or("current_step", "");
   c.verified = a.str_or("verified", "");
   c.discarded = a.str_or("discarded", "");
@@ -267,14 +295,14 @@ json cmd_checkpoint(CommandContext& ctx, const json& args, const Actor& actor) {
 
 json cmd_resume(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("resume", args);
-  auto id = a.opt_str("task_id");
+  auto id = a.opt_str("task_id", kMaxIdArgBytes);
   a.finish();
   return service(ctx).resume(id, actor);
 }
 
 json cmd_transition(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("transition", args);
-  TaskStatus to = status_arg(a, "state", a.str("state"));
+  TaskStatus to = status_arg(a, "state", a.str("state", kMaxIdArgBytes));
   std::string reason = a.str_or("reason", "");
   a.finish();
   return service(ctx).transition(to, reason, actor);
@@ -282,7 +310,7 @@ json cmd_transition(CommandContext& ctx, const json& args, const Actor& actor) {
 
 json cmd_memory_search(CommandContext& ctx, const json& args, const Actor&) {
   Args a("memory.search", args);
-  std::string query = a.str("query");
+  std::string query = a.str("query", kMaxNameBytes);
   uint64_t limit = a.opt_count("limit").value_or(10);
   if (limit == 0 || limit > 1000) a.invalid("limit", "must be between 1 and 1000");
   a.finish();
@@ -292,7 +320,7 @@ json cmd_memory_search(CommandContext& ctx, const json& args, const Actor&) {
 json cmd_memory_save(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("memory.save", args);
   std::string title = a.str("title");
-  std::string content = a.str("content");
+  std::string content = a.str("content", kMaxNoteBytes);
   auto keywords = a.str_list("keywords");
   a.finish();
   return service(ctx).memory_save(title, content, keywords, actor);
@@ -484,7 +512,9 @@ std::optional<int64_t> parse_duration_ms(std::string_view text) noexcept {
   if (ec != std::errc() || ptr == text.data() || value <= 0) return std::nullopt;
   std::string_view unit(ptr, static_cast<size_t>(text.data() + text.size() - ptr));
   int64_t scale = 0;
-  if (unit.empty() || unit == "s")
+  // A bare number is refused: "10" could mean seconds or minutes, and a lease
+  // whose length is a guess is one nobody agreed to.
+  if (unit == "s")
     scale = 1000;
   else if (unit == "ms")
     scale = 1;

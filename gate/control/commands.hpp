@@ -102,7 +102,8 @@ class Dispatcher {
 // Helpers shared with leasectl and tests.
 // "write, create,,rename" -> {"write","create","rename"}: items trimmed, empty ones dropped.
 std::vector<std::string> split_csv(std::string_view text);
-// "10m", "30s", "1h", "2d", "500ms" or a number of seconds -> milliseconds.
+// "10m", "30s", "1h", "2d", "500ms" -> milliseconds. A number without a unit is
+// refused (nullopt), as are zero, negative and overflowing values.
 std::optional<int64_t> parse_duration_ms(std::string_view text) noexcept;
 
 }  // namespace leasefs::gate::control

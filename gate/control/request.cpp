@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gate/control/bounded_json.hpp"
 #include "gate/error.hpp"
 
 namespace leasefs::gate::control {
@@ -34,10 +35,8 @@ bool is_command(std::string_view name) noexcept {
 }
 
 Request parse_request(std::string_view line, nlohmann::json* id_out) {
-  nlohmann::json doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    throw Error(code::kBadJson, "request is not valid JSON (expected one JSON object per line)");
-  }
+  // Every bound is checked while the line is read, before anything walks it.
+  nlohmann::json doc = parse_bounded_json(line);
   if (!doc.is_object()) {
     throw Error(code::kBadRequest,
                 "request must be a JSON object like {\"id\":1,\"cmd\":\"status\"}, got " +
@@ -49,6 +48,10 @@ Request parse_request(std::string_view line, nlohmann::json* id_out) {
     if (!(it->is_null() || it->is_string() || it->is_number())) {
       throw Error(code::kBadRequest,
                   "field 'id' must be a string or a number, got " + json_type_name(*it));
+    }
+    if (it->is_string() && it->get_ref<const std::string&>().size() > kMaxIdBytes) {
+      throw Error(code::kBadRequest,
+                  "field 'id' is longer than " + std::to_string(kMaxIdBytes) + " bytes");
     }
     req.id = *it;
     if (id_out) *id_out = req.id;

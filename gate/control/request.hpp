@@ -24,6 +24,7 @@
 namespace leasefs::gate::control {
 
 inline constexpr size_t kMaxLineBytes = size_t{1} << 20;  // 1 MiB, newline excluded
+inline constexpr size_t kMaxIdBytes = 128;                // a string request id
 
 // Protocol error codes (beside those of gate/error.hpp).
 namespace code {

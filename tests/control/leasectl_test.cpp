@@ -96,7 +96,7 @@ TEST_F(LeasectlTest, BadValuesAreUsageErrorsCheckedBeforeSending) {
   EXPECT_TRUE(h.ok("status")["grants"].empty());
   EXPECT_EQ(h.ok("status")["task"]["status"], "in_progress");
   // The same parsers accept what the daemon accepts.
-  EXPECT_EQ(ctl("grant --reason r --ops 'write, create' --ttl 90").rc, 0);
+  EXPECT_EQ(ctl("grant --reason r --ops 'write, create' --ttl 90s").rc, 0);
   EXPECT_EQ(ctl("grant --reason r --ttl 500ms").rc, 0);
   EXPECT_EQ(ctl("transition paused").rc, 0);
 }
