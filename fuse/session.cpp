@@ -112,8 +112,7 @@ void Session::stop() noexcept {
 }
 
 void Session::unmount() noexcept {
-  if (!mounted_) return;
-  mounted_ = false;
+  if (!mounted_.exchange(false)) return;
   fuse_session_unmount(se_);
 }
 

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -47,7 +48,7 @@ class Session {
   fuse_session* se_ = nullptr;
   std::string mountpoint_;
   unsigned max_threads_;
-  bool mounted_ = false;
+  std::atomic<bool> mounted_{false};  // unmount() may come from the signal thread
   std::mutex run_mu_;
   bool stopping_ = false;  // guarded by run_mu_
   pthread_t runner_{};     // guarded by run_mu_

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "memory/memory_error.hpp"
+#include "memory/sqlite_vfs.hpp"
 
 namespace leasefs::memory {
 namespace {
@@ -144,7 +145,8 @@ SqliteDb::SqliteDb(std::string path, Options options) : path_(std::move(path)), 
   // serialize their own use. SQLite opens its files with O_CLOEXEC itself.
   int flags = SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE;
   flags |= options_.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+  // Paths are used as given (see sqlite_vfs.hpp): never through the daemon's mount.
+  const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, verbatim_path_vfs());
   if (rc != SQLITE_OK) {
     std::string message = describe(db_, rc, "open", path_);
     sqlite3_close(db_);

@@ -170,6 +170,9 @@ struct Runtime::Impl {
     if (stopped) return;
     stopped = true;
     if (server) server->stop();
+    // Fail closed for whatever still reaches the filesystem (files held open
+    // through a detached mount): no command runs any more to revoke a grant.
+    gate.publish(GateSnapshot{});
     gate.set_sink(nullptr);
     if (pump) pump->stop();
     bus.close_all();  // the audit thread drains its queue, then returns

@@ -63,8 +63,9 @@ TEST_P(ControlSignals, StopsWithinFiveSecondsWhateverTheAgentHolds) {
   // And refusals still coming when the signal lands.
   pid_t refuser = spawn_agent([&] {
     for (int i = 0;; ++i) {
-      int fd = ::open((d.root() + "/flood" + std::to_string(i % 50)).c_str(),
-                      O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+      // Into the tree and into .longrun, which no lease opens.
+      std::string name = (i % 2 ? "/flood" : "/.longrun/evil") + std::to_string(i % 50);
+      int fd = ::open((d.root() + name).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
       if (fd >= 0) return 1;
     }
   });
