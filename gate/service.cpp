@@ -22,6 +22,7 @@ namespace {
 constexpr size_t kRecentRefusals = 10;
 constexpr size_t kStartMemories = 5;
 constexpr int64_t kMaxTtlMs = int64_t{30} * 24 * 3600 * 1000;
+constexpr size_t kMaxPendingRequestsPerUid = 16;
 
 std::string new_task_id(int64_t now) {
   const time_t secs = static_cast<time_t>(now / 1000);
@@ -367,6 +368,18 @@ json Service::request(const RequestArgs& args, const Actor& actor) {
   require_task(state_);
   if (args.reason.empty()) {
     throw Error(code::kInvalidArgument, "say what you will change and why (--reason)");
+  }
+  // A budget per uid, so that no agent can bury an approver's list.
+  if (!actor.approver) {
+    size_t mine = 0;
+    for (const auto& p : ledger().pending_requests(state_.task_id)) {
+      if (p.requester_uid == actor.uid) ++mine;
+    }
+    if (mine >= kMaxPendingRequestsPerUid) {
+      throw Error("busy", "uid " + std::to_string(actor.uid) + " already has " +
+                              std::to_string(mine) +
+                              " pending requests; wait for an answer before asking again");
+    }
   }
   auto paths = normalize_paths(args.paths, store_.dir().root());
   auto r = ledger().create_request(state_.task_id, static_cast<int64_t>(state_.turn_index),

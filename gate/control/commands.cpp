@@ -174,7 +174,9 @@ TaskStatus status_arg(Args& a, const char* name, const std::string& text) {
 json cmd_status(CommandContext& ctx, const json& args, const Actor&) {
   Args a("status", args);
   a.finish();
-  return service(ctx).status();
+  json out = service(ctx).status();
+  if (ctx.control_stats) out["budget_refusals"] = ctx.control_stats();
+  return out;
 }
 
 json cmd_start(CommandContext& ctx, const json& args, const Actor& actor) {
