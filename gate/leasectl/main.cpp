@@ -19,6 +19,7 @@
 #include "gate/control/client.hpp"
 #include "gate/control/commands.hpp"
 #include "gate/control/socket_path.hpp"
+#include "gate/leasectl/inert_text.hpp"
 #include "gate/leasectl/output.hpp"
 #include "gate/op.hpp"
 #include "gate/task_status.hpp"
@@ -110,7 +111,9 @@ int print_error(const json& reply, const leasefs::leasectl::Style& err_style) {
   json error = reply.value("error", json::object());
   std::string code = error.value("code", "unknown");
   std::string message = error.value("message", "");
-  std::fprintf(stderr, "%s %s\n", err_style.red("error[" + code + "]:").c_str(), message.c_str());
+  std::fprintf(stderr, "%s %s\n",
+               err_style.red("error[" + leasefs::leasectl::inert(code) + "]:").c_str(),
+               leasefs::leasectl::inert(message).c_str());
   return kExitRefused;
 }
 
@@ -338,8 +341,10 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
 
-  leasefs::leasectl::Style style{o.json ? false : ::isatty(STDOUT_FILENO) == 1};
-  leasefs::leasectl::Style err_style{::isatty(STDERR_FILENO) == 1};
+  // Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
+  const bool no_color = std::getenv("NO_COLOR") && *std::getenv("NO_COLOR");
+  leasefs::leasectl::Style style{!o.json && !no_color && ::isatty(STDOUT_FILENO) == 1};
+  leasefs::leasectl::Style err_style{!no_color && ::isatty(STDERR_FILENO) == 1};
 
   std::string tried;
   auto socket = find_socket(o, &tried);
