@@ -23,6 +23,10 @@ constexpr size_t kRecentRefusals = 10;
 constexpr size_t kStartMemories = 5;
 constexpr int64_t kMaxTtlMs = int64_t{30} * 24 * 3600 * 1000;
 constexpr size_t kMaxPendingRequestsPerUid = 16;
+constexpr const char* kStateRepairHint =
+    "To repair: stop the daemon (leasefs unmount ROOT), fix or move aside "
+    "ROOT/.longrun/state.json (the last checkpoint is in memory; without the file the task is "
+    "recovered from it), then mount again";
 
 std::string new_task_id(int64_t now) {
   const time_t secs = static_cast<time_t>(now / 1000);
@@ -141,10 +145,18 @@ std::string first_line(const std::string& text) {
 Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger, Gate& gate,
                  EventBus& events)
     : store_(store), memory_(memory), ledger_(ledger), gate_(gate), events_(events) {
-  if (auto loaded = store_.load()) {
-    state_ = std::move(*loaded);  // load() has already dropped any lease (I3)
-  } else {
-    recover_from_memory();  // no state.json: the newest checkpoint marker, if any
+  try {
+    if (auto loaded = store_.load()) {
+      state_ = std::move(*loaded);  // load() has already dropped any lease (I7: I3)
+    } else {
+      recover_from_memory();  // no state.json: the newest checkpoint marker, if any
+    }
+  } catch (const Error& e) {
+    if (e.code() != code::kStateCorrupt) throw;
+    // Come up anyway, failing closed: an unmounted root would be unprotected.
+    state_error_ = e.what();
+    state_ = TaskState{};
+    spdlog::error("{}; serving read-only until it is repaired", state_error_);
   }
   publish_snapshot(state_);
   write_status();
@@ -164,15 +176,27 @@ void Service::publish_snapshot(const TaskState& s) {
   gate_.publish(std::move(snap));
 }
 
+void Service::require_readable_state() const {
+  if (!state_error_.empty()) {
+    throw Error(code::kStateCorrupt, state_error_ + ". " + kStateRepairHint);
+  }
+}
+
 void Service::write_status() {
   try {
-    store_.write_file("status.md", render_status_md(state_, refusals_, now_ms()), false);
+    std::string text = render_status_md(state_, refusals_, now_ms());
+    if (!state_error_.empty()) {
+      text = "# STATE UNREADABLE: the tree is read-only for everyone\n\n" + state_error_ + ".\n\n" +
+             kStateRepairHint + "\n\n" + text;
+    }
+    store_.write_file("status.md", text, false);
   } catch (const std::exception& e) {
     spdlog::warn("cannot update status.md: {}", e.what());
   }
 }
 
 void Service::commit(TaskState next) {
+  require_readable_state();
   next.updated_ms = now_ms();
   try {
     store_.save(next);
@@ -207,14 +231,19 @@ json Service::status() {
       if (r.turn == static_cast<int64_t>(state_.turn_index)) pending.push_back(request_json(r));
     }
   }
-  return {{"task", task_json(state_)},
-          {"turn", state_.turn_index},
-          {"access_mode", grants.empty() ? "read_only" : "leased"},
-          {"grants", grants},
-          {"pending_requests", pending},
-          {"pending_checkpoint", store_.load_pending_checkpoint().has_value()},
-          {"memory_records", memory_.count()},
-          {"recent_refusals", refusals_}};
+  json out = {{"task", task_json(state_)},
+              {"turn", state_.turn_index},
+              {"access_mode", grants.empty() ? "read_only" : "leased"},
+              {"grants", grants},
+              {"pending_requests", pending},
+              {"pending_checkpoint", store_.load_pending_checkpoint().has_value()},
+              {"memory_records", memory_.count()},
+              {"recent_refusals", refusals_}};
+  if (!state_error_.empty()) {
+    out["state_error"] = state_error_;
+    out["repair"] = kStateRepairHint;
+  }
+  return out;
 }
 
 json Service::start(const StartArgs& args, const Actor& actor) {
@@ -365,6 +394,7 @@ memory::Ledger& Service::ledger() {
 
 json Service::request(const RequestArgs& args, const Actor& actor) {
   std::lock_guard lock(mu_);
+  require_readable_state();
   require_task(state_);
   if (args.reason.empty()) {
     throw Error(code::kInvalidArgument, "say what you will change and why (--reason)");
@@ -404,6 +434,7 @@ json Service::approve(const std::string& request_id, const std::string& reason,
                       const Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "approve a request");
+  require_readable_state();
   // Check first, so that an approval never gets consumed without becoming a lease.
   require_in_progress(state_, "approve");
   memory::DecisionOutcome outcome;
@@ -441,6 +472,7 @@ json Service::approve(const std::string& request_id, const std::string& reason,
 json Service::reject(const std::string& request_id, const std::string& reason, const Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "reject a request");
+  require_readable_state();
   memory::DecisionOutcome outcome;
   try {
     outcome = ledger().decide(request_id, memory::Decision::reject, state_.task_id,
@@ -463,6 +495,7 @@ json Service::reject(const std::string& request_id, const std::string& reason, c
 // the same checkpoint id again, which memory treats as the same record.
 json Service::checkpoint(const CheckpointArgs& args, const Actor& actor) {
   std::lock_guard lock(mu_);
+  require_readable_state();
   auto pending = store_.load_pending_checkpoint();
   if (args.retry_pending) {
     if (!pending) {
@@ -567,6 +600,7 @@ json Service::replay_pending(const PendingCheckpoint& p, const Actor& actor) {
 
 json Service::resume(const std::optional<std::string>& task_id, const Actor& actor) {
   std::lock_guard lock(mu_);
+  require_readable_state();
   // A pending checkpoint belongs to the current task: finish it before anything else.
   if (auto pending = store_.load_pending_checkpoint()) replay_pending(*pending, actor);
 
@@ -612,11 +646,12 @@ json Service::resume(const std::optional<std::string>& task_id, const Actor& act
         {"task_id", state_.task_id},
         {"turn", state_.turn_index},
         {"uid", actor.uid}});
-  return {{"task", task_json(state_)},
-          {"turn", state_.turn_index},
-          {"access_mode", "read_only"},
-          {"checkpoint", checkpoint},
-          {"memories", hits_json(hits)}};
+  json out = {{"task", task_json(state_)},
+              {"turn", state_.turn_index},
+              {"access_mode", "read_only"},
+              {"checkpoint", checkpoint},
+              {"memories", hits_json(hits)}};
+  return out;
 }
 
 json Service::transition(TaskStatus to, const std::string& reason, const Actor& actor) {

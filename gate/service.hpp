@@ -103,6 +103,11 @@ class Service {
   mutable std::mutex mu_;  // serializes commands; guards state_ and refusals_
   TaskState state_;
   std::vector<nlohmann::json> refusals_;
+  // Set when state.json could not be read at start: the daemon serves anyway,
+  // read-only for everyone (no state change is saved, so the file is kept as it
+  // was for repair), and status says what is wrong and how to repair it.
+  std::string state_error_;
+  void require_readable_state() const;
 };
 
 }  // namespace leasefs::gate
