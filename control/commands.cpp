@@ -21,6 +21,14 @@ namespace {
 
 using nlohmann::json;
 
+// Bounds on every argument: free text a person writes, names (paths, keywords,
+// ids), lists. Past one, the request is refused (bad_request), never cut short.
+constexpr size_t kMaxTextBytes = 16 * 1024;
+constexpr size_t kMaxNoteBytes = 64 * 1024;  // memory.save content
+constexpr size_t kMaxNameBytes = 1024;
+constexpr size_t kMaxIdArgBytes = 64;
+constexpr size_t kMaxListItems = 64;
+
 // Typed access to a command's arguments. Every getter names the command and the
 // argument in its error; finish() refuses arguments nobody asked for, so a typo
 // ("path" for "paths") is an error instead of a silently wider grant.
@@ -28,21 +36,23 @@ class Args {
  public:
   Args(std::string_view cmd, const json& args) : cmd_(cmd), args_(args) {}
 
-  std::string str(const char* name) {
-    auto v = opt_str(name);
+  std::string str(const char* name, size_t max = kMaxTextBytes) {
+    auto v = opt_str(name, max);
     if (!v) missing(name, "string");
     return *v;
   }
 
-  std::optional<std::string> opt_str(const char* name) {
+  std::optional<std::string> opt_str(const char* name, size_t max = kMaxTextBytes) {
     const json* v = find(name);
     if (!v) return std::nullopt;
     if (!v->is_string()) wrong(name, "string", *v);
-    return v->get<std::string>();
+    const auto& text = v->get_ref<const std::string&>();
+    if (text.size() > max) too_long(name, max);
+    return text;
   }
 
-  std::string str_or(const char* name, std::string fallback) {
-    auto v = opt_str(name);
+  std::string str_or(const char* name, std::string fallback, size_t max = kMaxTextBytes) {
+    auto v = opt_str(name, max);
     return v ? *v : std::move(fallback);
   }
 
@@ -53,13 +63,20 @@ class Args {
     return v->get<bool>();
   }
 
-  std::vector<std::string> str_list(const char* name) {
+  std::vector<std::string> str_list(const char* name, size_t max_items = kMaxListItems,
+                                    size_t max_item = kMaxNameBytes) {
     const json* v = find(name);
     if (!v) return {};
     if (!v->is_array()) wrong(name, "array of strings", *v);
+    if (v->size() > max_items) {
+      throw Error(Errc::kBadRequest, "command '" + std::string(cmd_) + "': argument '" + name +
+                                         "' has more than " + std::to_string(max_items) +
+                                         " elements");
+    }
     std::vector<std::string> out;
     for (const auto& item : *v) {
       if (!item.is_string()) wrong(name, "array of strings", item, "an element");
+      if (item.get_ref<const std::string&>().size() > max_item) too_long(name, max_item);
       out.push_back(item.get<std::string>());
     }
     return out;
@@ -69,7 +86,10 @@ class Args {
   std::vector<std::string> csv_list(const char* name) {
     const json* v = find(name);
     if (!v) return {};
-    if (v->is_string()) return split_csv(v->get_ref<const std::string&>());
+    if (v->is_string()) {
+      if (v->get_ref<const std::string&>().size() > kMaxNameBytes) too_long(name, kMaxNameBytes);
+      return split_csv(v->get_ref<const std::string&>());
+    }
     return str_list(name);
   }
 
@@ -102,6 +122,12 @@ class Args {
   [[noreturn]] void missing(const char* name, const char* expected) {
     throw Error(Errc::kBadRequest, "command '" + std::string(cmd_) + "' needs argument '" + name +
                                        "' (" + expected + ")");
+  }
+
+  [[noreturn]] void too_long(const char* name, size_t max) {
+    throw Error(Errc::kBadRequest, "command '" + std::string(cmd_) + "': argument '" + name +
+                                       "' is longer than " + std::to_string(max) +
+                                       " bytes; shorten it");
   }
 
   [[noreturn]] void invalid(const char* name, const std::string& why) {
@@ -149,7 +175,9 @@ TaskStatus status_arg(Args& a, const char* name, const std::string& text) {
 json handle_status(CommandContext& ctx, const json& args, const Actor&) {
   Args a("status", args);
   a.finish();
-  return service(ctx).status();
+  json out = service(ctx).status();
+  if (ctx.control_stats) out["budget_refusals"] = ctx.control_stats();
+  return out;
 }
 
 json handle_start(CommandContext& ctx, const json& args, const Actor& actor) {
@@ -206,7 +234,9 @@ json handle_grant(CommandContext& ctx, const json& args, const Actor& actor) {
                       json_type_name(*ttl));
     }
     if (!ms || *ms <= 0) {
-      a.invalid("ttl", "must be a positive duration like 30s, 10m, 2h or a number of seconds");
+      a.invalid("ttl",
+                "must be a positive duration with a unit (30s, 10m, 2h, 1d) or an integer "
+                "number of seconds");
     }
     g.ttl_ms = ms;
   }
@@ -216,7 +246,7 @@ json handle_grant(CommandContext& ctx, const json& args, const Actor& actor) {
 
 json handle_revoke(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("revoke", args);
-  auto id = a.opt_str("grant_id");
+  auto id = a.opt_str("grant_id", kMaxIdArgBytes);
   a.finish();
   return service(ctx).revoke(id, actor);
 }
@@ -232,7 +262,7 @@ json handle_request(CommandContext& ctx, const json& args, const Actor& actor) {
 
 json handle_approve(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("approve", args);
-  std::string id = a.str("id");
+  std::string id = a.str("id", kMaxIdArgBytes);
   std::string reason = a.str_or("reason", "");
   a.finish();
   return service(ctx).approve(id, reason, actor);
@@ -240,7 +270,7 @@ json handle_approve(CommandContext& ctx, const json& args, const Actor& actor) {
 
 json handle_reject(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("reject", args);
-  std::string id = a.str("id");
+  std::string id = a.str("id", kMaxIdArgBytes);
   std::string reason = a.str_or("reason", "");
   a.finish();
   return service(ctx).reject(id, reason, actor);
@@ -257,7 +287,7 @@ json handle_checkpoint(CommandContext& ctx, const json& args, const Actor& actor
     c.summary = a.str("summary");
     c.next = a.str("next");
   }
-  if (auto st = a.opt_str("status")) c.status = status_arg(a, "status", *st);
+  if (auto st = a.opt_str("status", kMaxIdArgBytes)) c.status = status_arg(a, "status", *st);
   c.current_step = a.str_or("current_step", "");
   c.verified = a.str_or("verified", "");
   c.discarded = a.str_or("discarded", "");
@@ -268,14 +298,14 @@ json handle_checkpoint(CommandContext& ctx, const json& args, const Actor& actor
 
 json handle_resume(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("resume", args);
-  auto id = a.opt_str("task_id");
+  auto id = a.opt_str("task_id", kMaxIdArgBytes);
   a.finish();
   return service(ctx).resume(id, actor);
 }
 
 json handle_transition(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("transition", args);
-  TaskStatus to = status_arg(a, "state", a.str("state"));
+  TaskStatus to = status_arg(a, "state", a.str("state", kMaxIdArgBytes));
   std::string reason = a.str_or("reason", "");
   a.finish();
   return service(ctx).transition(to, reason, actor);
@@ -283,7 +313,7 @@ json handle_transition(CommandContext& ctx, const json& args, const Actor& actor
 
 json handle_memory_search(CommandContext& ctx, const json& args, const Actor&) {
   Args a("memory.search", args);
-  std::string query = a.str("query");
+  std::string query = a.str("query", kMaxNameBytes);
   uint64_t limit = a.opt_count("limit").value_or(10);
   if (limit == 0 || limit > 1000) a.invalid("limit", "must be between 1 and 1000");
   a.finish();
@@ -293,7 +323,7 @@ json handle_memory_search(CommandContext& ctx, const json& args, const Actor&) {
 json handle_memory_save(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("memory.save", args);
   std::string title = a.str("title");
-  std::string content = a.str("content");
+  std::string content = a.str("content", kMaxNoteBytes);
   auto keywords = a.str_list("keywords");
   a.finish();
   return service(ctx).memory_save(title, content, keywords, actor);

@@ -29,6 +29,8 @@ struct CommandContext {
   Service* service = nullptr;
   // Returns {"ok":bool, ...}; an {"ok":false} answer becomes Error{audit_broken}.
   std::function<nlohmann::json()> audit_verify;
+  // What the control socket's budgets refused so far (shown by `status`); may be empty.
+  std::function<nlohmann::json()> control_stats;
 };
 
 using Handler = nlohmann::json (*)(CommandContext& ctx, const nlohmann::json& args,

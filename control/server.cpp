@@ -123,7 +123,20 @@ struct Server::Impl {
   // fd and actor never change after accept. The other fields belong to whoever
   // owns the connection (see server.hpp); every hand-over between the epoll thread
   // and a worker happens under conns_mu, which is also what orders their accesses.
+  // Holds one unit of a uid's budget (a connection or a watch stream) and gives
+  // it back when the connection or stream goes, whichever way it goes.
+  struct Slot {
+    Impl* impl = nullptr;
+    uid_t uid = 0;
+    bool watcher = false;
+    bool agent = false;  // counted in the non-approvers' total too
+    ~Slot() {
+      if (impl) impl->give_back(*this);
+    }
+  };
+
   struct Connection {
+    std::unique_ptr<Slot> slot;
     base::UniqueFd fd;
     Actor actor;
     LineFramer framer;
@@ -132,16 +145,137 @@ struct Server::Impl {
     Clock::time_point last_progress = Clock::now();  // of writing `out`
     bool busy = false;                               // queued for or owned by a worker
     bool eof = false;  // the peer shut down its side; finish pending lines, then close
+    Clock::time_point line_started{};  // first byte of the unfinished line, if any
   };
 
   struct Watcher {
+    std::unique_ptr<Slot> slot;
     std::thread thread;
     base::UniqueFd fd;  // closed only after the thread is joined, so stop() may shut it down
     std::atomic<bool> done{false};
   };
 
   Impl(ServerOptions o, Dispatcher& d, EventBus& e)
-      : options(std::move(o)), dispatcher(d), events(e) {}
+      : options(std::move(o)), dispatcher(d), events(e) {
+    if (!options.counters) options.counters = std::make_shared<BudgetCounters>();
+  }
+
+  // --- budgets -------------------------------------------------------------
+
+  struct UidUse {
+    size_t connections = 0;
+    size_t watchers = 0;
+    double tokens = -1;  // < 0: a full bucket, not yet touched
+    Clock::time_point refilled{};
+  };
+
+  std::mutex budget_mu;  // guards uses, totals and last_notice
+  std::unordered_map<uid_t, UidUse> uses;
+  size_t agent_connections = 0;  // held by non-approvers, all uids together
+  size_t agent_watchers = 0;
+  std::unordered_map<std::string, Clock::time_point> last_notice;
+
+  // A slot for `actor`, or null with `why` set when its budget is spent.
+  std::unique_ptr<Slot> take_slot(const Actor& actor, bool watcher, size_t total,
+                                  std::string* why) {
+    std::lock_guard lock(budget_mu);
+    const Budgets& b = options.budgets;
+    size_t max = watcher ? options.max_watchers : options.max_connections;
+    const char* what = watcher ? "watch streams" : "control connections";
+    if (total >= max) {
+      *why = "too many " + std::string(what) + " (" + std::to_string(max) + "); retry later";
+      return nullptr;
+    }
+    UidUse& use = uses[actor.uid];
+    if (!actor.approver) {
+      size_t reserved = watcher ? b.reserved_watchers : b.reserved_connections;
+      size_t per_uid = watcher ? b.watchers_per_uid : b.connections_per_uid;
+      size_t& mine = watcher ? use.watchers : use.connections;
+      size_t& all = watcher ? agent_watchers : agent_connections;
+      if (mine >= per_uid) {
+        *why = "uid " + std::to_string(actor.uid) + " already holds " + std::to_string(mine) + " " +
+               what + " (at most " + std::to_string(per_uid) + " per uid); close some and retry";
+        return nullptr;
+      }
+      if (all + reserved >= max) {
+        *why = std::string("the ") + what + " left are reserved for approvers; retry later";
+        return nullptr;
+      }
+      ++all;
+    }
+    ++(watcher ? use.watchers : use.connections);
+    auto slot = std::make_unique<Slot>();
+    slot->impl = this;
+    slot->uid = actor.uid;
+    slot->watcher = watcher;
+    slot->agent = !actor.approver;
+    return slot;
+  }
+
+  void give_back(const Slot& slot) {
+    std::lock_guard lock(budget_mu);
+    if (slot.agent) {
+      size_t& all = slot.watcher ? agent_watchers : agent_connections;
+      if (all > 0) --all;
+    }
+    auto it = uses.find(slot.uid);
+    if (it == uses.end()) return;
+    size_t& mine = slot.watcher ? it->second.watchers : it->second.connections;
+    if (mine > 0) --mine;
+    // Forget a uid that holds nothing and whose bucket has refilled (so that
+    // reconnecting does not refill it early): the table stays as small as the
+    // set of uids connected lately.
+    const UidUse& u = it->second;
+    const auto full_after =
+        std::chrono::duration<double>(options.budgets.burst / std::max(options.budgets.rate, 1e-3));
+    if (u.connections == 0 && u.watchers == 0 &&
+        (u.tokens < 0 || Clock::now() - u.refilled > full_after)) {
+      uses.erase(it);
+    }
+  }
+
+  // One token of `actor`'s request budget; approvers are not metered.
+  bool take_token(const Actor& actor) {
+    if (actor.approver) return true;
+    std::lock_guard lock(budget_mu);
+    const Budgets& b = options.budgets;
+    UidUse& use = uses[actor.uid];
+    auto now = Clock::now();
+    if (use.tokens < 0) {
+      use.tokens = b.burst;
+    } else {
+      double secs = std::chrono::duration<double>(now - use.refilled).count();
+      use.tokens = std::min(b.burst, use.tokens + secs * b.rate);
+    }
+    use.refilled = now;
+    if (use.tokens < 1) return false;
+    use.tokens -= 1;
+    return true;
+  }
+
+  // Counts a refusal; logs it and tells watchers at most once a second per kind.
+  void refused(const char* budget, std::atomic<uint64_t>& counter, const Actor& actor,
+               const std::string& why) {
+    uint64_t n = ++counter;
+    {
+      std::lock_guard lock(budget_mu);
+      auto now = Clock::now();
+      auto& last = last_notice[budget];
+      if (last != Clock::time_point{} && now - last < std::chrono::seconds(1)) return;
+      last = now;
+    }
+    spdlog::warn("control: refused uid {} pid {}: {} ({} refused so far)", actor.uid, actor.pid,
+                 why, n);
+    try {
+      events.publish({{"type", "budget_refused"},
+                      {"budget", budget},
+                      {"uid", actor.uid},
+                      {"pid", actor.pid},
+                      {"message", why},
+                      {"count", n}});
+    } catch (...) {
+    }
+  }
 
   ServerOptions options;
   Dispatcher& dispatcher;
@@ -350,21 +484,22 @@ struct Server::Impl {
         return;
       }
       base::UniqueFd client(fd);
-      if (connection_count() >= options.max_connections) {
-        std::string line =
-            to_line(error_reply(nullptr, Errc::kBusy,
-                                "too many control connections (" +
-                                    std::to_string(options.max_connections) + "); retry later"));
-        ssize_t r = ::send(client.get(), line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        (void)r;
-        continue;
-      }
       auto actor = peer_actor(client.get(), options.approvers);
       if (!actor) {
         spdlog::warn("control: dropping a connection whose peer credentials are unknown");
         continue;
       }
+      std::string why;
+      auto slot = take_slot(*actor, false, connection_count(), &why);
+      if (!slot) {
+        refused("connections", options.counters->connections, *actor, why);
+        std::string line = to_line(error_reply(nullptr, Errc::kBusy, why));
+        ssize_t r = ::send(client.get(), line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)r;
+        continue;
+      }
       auto conn = std::make_unique<Connection>();
+      conn->slot = std::move(slot);
       conn->fd = std::move(client);
       conn->actor = *actor;
       Connection* raw = conn.get();
@@ -414,8 +549,15 @@ struct Server::Impl {
     {
       std::lock_guard lock(conns_mu);
       if (n > 0) {
+        bool was_partial = conn->framer.buffered() > 0 || conn->framer.discarding();
         conn->framer.feed(std::string_view(buf, static_cast<size_t>(n)));
         conn->last_active = Clock::now();
+        bool partial = conn->framer.buffered() > 0 || conn->framer.discarding();
+        if (!partial) {
+          conn->line_started = Clock::time_point{};
+        } else if (!was_partial || conn->line_started == Clock::time_point{}) {
+          conn->line_started = conn->last_active;
+        }
       } else if (n == 0) {
         conn->eof = true;
         // A last request without its newline counts when the peer only shut down
@@ -474,8 +616,14 @@ struct Server::Impl {
     }
     if (has_line) {
       {
+        // Approvers go first: however many requests the agent queues, a turn,
+        // revoke, grant or approve waits for one command at most.
         std::lock_guard lock(jobs_mu);
-        jobs.push_back(conn);
+        if (conn->actor.approver) {
+          jobs.push_front(conn);
+        } else {
+          jobs.push_back(conn);
+        }
       }
       jobs_cv.notify_one();
       return;
@@ -497,6 +645,7 @@ struct Server::Impl {
       accept_paused = false;
     }
     std::vector<std::unique_ptr<Connection>> idle;
+    std::vector<Actor> slow;
     {
       std::lock_guard lock(conns_mu);
       for (auto it = conns.begin(); it != conns.end();) {
@@ -506,6 +655,19 @@ struct Server::Impl {
         bool expired =
             !c->busy && (c->out.empty() ? now - c->last_active > options.idle_timeout
                                         : now - c->last_progress > options.write_timeout);
+        // A line begun and not finished in time: a slow sender holds nothing long.
+        bool slow_line = !c->busy && c->line_started != Clock::time_point{} &&
+                         now - c->line_started > options.budgets.line_timeout;
+        if (slow_line && !expired) {
+          expired = true;
+          slow.push_back(c->actor);
+          std::string line = to_line(error_reply(
+              nullptr, Errc::kBadRequest,
+              "request line not finished within " +
+                  std::to_string(options.budgets.line_timeout.count()) + " ms; closing"));
+          ssize_t r = ::send(c->fd.get(), line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+          (void)r;
+        }
         if (expired) {
           ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, c->fd.get(), nullptr);
           idle.push_back(std::move(it->second));
@@ -514,6 +676,10 @@ struct Server::Impl {
           ++it;
         }
       }
+    }
+    for (const Actor& a : slow) {
+      refused("line_time", options.counters->slow_lines, a,
+              "a request line was not finished in time");
     }
     for (auto& c : idle) {
       spdlog::debug("control: closing {} connection from pid {}", c->out.empty() ? "idle" : "slow",
@@ -613,6 +779,12 @@ struct Server::Impl {
                                     " bytes; it was discarded");
       } else if (line->text.find_first_not_of(" \t\r") == std::string::npos) {
         continue;  // blank lines are allowed between requests
+      } else if (!take_token(conn->actor)) {
+        std::string why = "uid " + std::to_string(conn->actor.uid) + " sends more than " +
+                          std::to_string(static_cast<int>(options.budgets.rate)) +
+                          " requests per second; slow down and retry";
+        refused("request_rate", options.counters->rate, conn->actor, why);
+        out.reply = error_reply(nullptr, Errc::kBusy, why);
       } else {
         out = dispatcher.handle_line(line->text, conn->actor);
       }
@@ -664,10 +836,11 @@ struct Server::Impl {
   // the stream was refused and `conn` is still the caller's to serve.
   bool start_watch(Connection* conn, const nlohmann::json& ack) {
     reap_watchers();
-    if (watcher_count() >= options.max_watchers) {
-      auto refusal = error_reply(
-          ack.value("id", nlohmann::json()), Errc::kBusy,
-          "too many watch streams (" + std::to_string(options.max_watchers) + "); retry later");
+    std::string why;
+    auto slot = take_slot(conn->actor, true, watcher_count(), &why);
+    if (!slot) {
+      refused("watch_streams", options.counters->watchers, conn->actor, why);
+      auto refusal = error_reply(ack.value("id", nlohmann::json()), Errc::kBusy, why);
       return reply(conn, to_line(refusal));
     }
     // Subscribe before the ack, so that every event after the ack is seen.
@@ -683,6 +856,7 @@ struct Server::Impl {
       return false;
     }
     Watcher& w = watchers.emplace_back();
+    w.slot = std::move(slot);
     w.fd = std::move(fd);
     w.thread = std::thread([this, &w, queue, ack_line = to_line(ack)] {
       // The ack is written here, not by the worker: a peer slow to read it holds

@@ -28,9 +28,10 @@
 // Limits: lines over 1 MiB are answered with line_too_long and skipped; at most
 // max_connections are open (more are answered `busy` and closed); idle ones are
 // closed after idle_timeout; a reply (or watch event) the peer takes nothing of
-// for write_timeout drops its connection. A peer that goes away mid-request is
-// simply dropped. A last request without its newline is run when the peer shuts
-// down its sending side (it can still read the reply), not when it hangs up.
+// for write_timeout drops its connection. Per-uid budgets with a reserve for
+// approvers, a request rate and a deadline for finishing a line: budget.hpp. A peer that goes away
+// mid-request is simply dropped. A last request without its newline is run when the peer shuts down
+// its sending side (it can still read the reply), not when it hangs up.
 #pragma once
 
 #include <sys/types.h>
@@ -40,6 +41,7 @@
 #include <memory>
 #include <string>
 
+#include "control/budget.hpp"
 #include "control/commands.hpp"
 #include "control/peer.hpp"
 #include "service/event_bus.hpp"
@@ -59,6 +61,10 @@ struct ServerOptions {
   int backlog = 512;
   std::chrono::milliseconds idle_timeout{30'000};
   std::chrono::milliseconds write_timeout{2'000};
+  // Per-uid budgets and approvers' reserve (see budget.hpp).
+  Budgets budgets;
+  // Where refusals are counted; may be shared with `status`. Null: the server's own.
+  std::shared_ptr<BudgetCounters> counters;
 };
 
 class Server {

@@ -266,6 +266,12 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
       int sig = 0;
       sigwait(&stop_signals, &sig);
       if (sig != 0) spdlog::info("signal {}: unmounting {}", sig, mountpoint);
+      // Detach the mount first, while its loop still answers, so that nothing the
+      // daemon does afterwards (closing SQLite, the last audit batch, a log line)
+      // can reach its own mount and wait on a loop that has stopped; then stop the
+      // control plane (fail closed: no grant survives it), then the loop.
+      session.unmount();
+      runtime.stop();
       session.stop();
     });
     report.ok("mounted " + root + " at " + mountpoint + " (socket " + runtime.socket_path() + ")");

@@ -113,6 +113,7 @@ struct Runtime::Impl {
       control::CommandContext ctx;
       ctx.service = service.get();
       ctx.audit_verify = [this] { return verify_result_json(audit.verify()); };
+      ctx.control_stats = [c = budget_counters] { return c->to_json(); };
       dispatcher = std::make_unique<control::Dispatcher>(std::move(ctx), &memo);
     } catch (...) {
       shutdown();
@@ -163,6 +164,7 @@ struct Runtime::Impl {
     so.approvers.gids = options.approver_gids;
     so.idle_timeout = options.idle_timeout;
     so.write_timeout = options.write_timeout;
+    so.counters = budget_counters;
     auto s = std::make_unique<control::Server>(so, *dispatcher, bus);
     s->start();
     if (options.agent_gid) {
@@ -187,6 +189,9 @@ struct Runtime::Impl {
     if (stopped) return;
     stopped = true;
     if (server) server->stop();
+    // Fail closed for whatever still reaches the filesystem (files held open
+    // through a detached mount): no command runs any more to revoke a grant.
+    gate.publish(GateSnapshot{});
     gate.set_sink(nullptr);
     if (pump) pump->stop();
     bus.close_all();  // the audit thread drains its queue, then returns
@@ -211,6 +216,8 @@ struct Runtime::Impl {
   std::unique_ptr<control::GateEventPump> pump;
   std::unique_ptr<control::Dispatcher> dispatcher;
   std::unique_ptr<control::Server> server;
+  std::shared_ptr<control::BudgetCounters> budget_counters =
+      std::make_shared<control::BudgetCounters>();
 
   std::mutex mu;  // guards server and stopped
   bool stopped = false;

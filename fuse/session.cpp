@@ -136,8 +136,7 @@ void Session::stop() noexcept {
 }
 
 void Session::unmount() noexcept {
-  if (!mounted_) return;
-  mounted_ = false;
+  if (!mounted_.exchange(false)) return;
   if (!on_top_device_.empty()) {
     // Only our own entry, and only while it is the top one: after an external
     // unmount the next mount down is a dead one that must stay, failing closed.

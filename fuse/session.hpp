@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -52,8 +53,8 @@ class Session {
   fuse_session* se_ = nullptr;
   std::string mountpoint_;
   unsigned max_threads_;
-  bool mounted_ = false;
-  std::string on_top_device_;  // set when mounted on top: our entry's device in mountinfo
+  std::atomic<bool> mounted_{false};  // unmount() may come from the signal thread
+  std::string on_top_device_;         // set when mounted on top: our entry's device in mountinfo
   std::mutex run_mu_;
   bool stopping_ = false;  // guarded by run_mu_
   pthread_t runner_{};     // guarded by run_mu_

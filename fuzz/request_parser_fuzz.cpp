@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "base/error.hpp"
@@ -55,6 +56,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nlohmann::json id;
   try {
     (void)parse_request(std::string_view(reinterpret_cast<const char*>(data), size), &id);
+  } catch (const Error&) {
+  }
+  // The input inside args, nested as deep as the first byte says (up to ~16,000
+  // levels): refused by the bound, never walked.
+  std::string deep = R"({"cmd":"grant","args":{"reason":)";
+  size_t depth = size_t{data[0]} * 64;
+  for (size_t i = 0; i < depth; ++i) deep += (i % 2) ? R"({"k":)" : "[";
+  deep.append(reinterpret_cast<const char*>(data + 1), size - 1);
+  for (size_t i = depth; i-- > 0;) deep += (i % 2) ? "}" : "]";
+  deep += "}}";
+  try {
+    Request req = parse_request(deep, &id);
+    (void)to_line(ok_reply(req.id, req.args));
   } catch (const Error&) {
   }
   return 0;

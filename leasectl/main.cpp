@@ -24,6 +24,7 @@
 
 #include "gate/op.hpp"
 #include "gate/task_status.hpp"
+#include "leasectl/inert_text.hpp"
 #include "leasectl/mcp_server.hpp"
 #include "leasectl/output.hpp"
 #include "protocol/arg_text.hpp"
@@ -136,7 +137,9 @@ int print_error(const json& reply, const leasefs::leasectl::Style& err_style) {
   json error = reply.value("error", json::object());
   std::string code = error.value("code", "unknown");
   std::string message = error.value("message", "");
-  std::fprintf(stderr, "%s %s\n", err_style.red("error[" + code + "]:").c_str(), message.c_str());
+  std::fprintf(stderr, "%s %s\n",
+               err_style.red("error[" + leasefs::leasectl::inert(code) + "]:").c_str(),
+               leasefs::leasectl::inert(message).c_str());
   return kExitRefused;
 }
 
@@ -242,8 +245,10 @@ json read_hook_input() {
 // Sends `call` to the daemon and prints the outcome; returns the exit code.
 // `quiet`: nothing on stdout (a host hook's stdout would reach the model).
 int run_command(const Options& o, const Call& call, bool quiet) {
-  leasefs::leasectl::Style style{o.json ? false : ::isatty(STDOUT_FILENO) == 1};
-  leasefs::leasectl::Style err_style{::isatty(STDERR_FILENO) == 1};
+  // Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
+  const bool no_color = std::getenv("NO_COLOR") && *std::getenv("NO_COLOR");
+  leasefs::leasectl::Style style{!o.json && !no_color && ::isatty(STDOUT_FILENO) == 1};
+  leasefs::leasectl::Style err_style{!no_color && ::isatty(STDERR_FILENO) == 1};
 
   std::string tried;
   bool untrusted = false;

@@ -1,7 +1,10 @@
 #include "leasectl/output.hpp"
 
+#include <cstdint>
 #include <ctime>
 #include <string>
+
+#include "leasectl/inert_text.hpp"
 
 namespace leasefs::leasectl {
 
@@ -13,8 +16,10 @@ std::string str(const json& j, const char* key, std::string fallback = "") {
   if (!j.is_object()) return fallback;
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
-  if (it->is_string()) return it->get<std::string>();
-  return it->dump();
+  // Everything shown is made inert (inert_text.hpp): most of it was chosen by
+  // the agent.
+  if (it->is_string()) return inert(it->get_ref<const std::string&>());
+  return inert(it->dump());
 }
 
 std::string list(const json& j) {
@@ -22,7 +27,7 @@ std::string list(const json& j) {
   std::string out;
   for (const auto& item : j) {
     if (!out.empty()) out += ",";
-    out += item.is_string() ? item.get<std::string>() : item.dump();
+    out += inert(item.is_string() ? item.get_ref<const std::string&>() : item.dump());
   }
   return out;
 }
@@ -149,8 +154,20 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
   } else if (cmd == "reject") {
     std::fprintf(out, "rejected %s\n", str(r.value("request", json::object()), "id").c_str());
   } else if (cmd == "checkpoint") {
-    std::string text = str(r, "text");
-    std::fprintf(out, "%s\n", text.empty() ? r.dump(2).c_str() : text.c_str());
+    // The checkpoint text is several lines by design: split on the real newlines,
+    // then each line is shown inert.
+    std::string text =
+        r.contains("text") && r["text"].is_string() ? r["text"].get<std::string>() : std::string();
+    std::string shown;
+    for (size_t start = 0; start < text.size();) {
+      size_t nl = text.find('\n', start);
+      shown += inert(std::string_view(text).substr(
+                   start, nl == std::string::npos ? std::string_view::npos : nl - start)) +
+               "\n";
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+    std::fprintf(out, "%s", text.empty() ? (inert(r.dump(2)) + "\n").c_str() : shown.c_str());
   } else if (cmd == "transition") {
     std::fprintf(out, "%s -> %s\n", str(r, "from").c_str(), st.bold(str(r, "to")).c_str());
   } else if (cmd == "memory.search") {
@@ -161,25 +178,33 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
     std::fprintf(out, "%s: %s records\n", st.green("audit chain intact").c_str(),
                  str(r, "records", "0").c_str());
   } else {
-    std::fprintf(out, "%s\n", r.dump(2).c_str());
+    std::fprintf(out, "%s\n", inert(r.dump(2)).c_str());
   }
 }
 
 std::string format_event(const json& e, const Style& st) {
-  std::string line;
-  if (e.contains("ts_ms") && e["ts_ms"].is_number()) {
-    time_t secs = static_cast<time_t>(e["ts_ms"].get<int64_t>() / 1000);
-    struct tm tm {};
-    localtime_r(&secs, &tm);
-    char buf[16];
-    std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
-    line = st.dim(buf) + " ";
+  // One line per event: local time, the type in a fixed column, then key=value
+  // pairs, every value inert (a newline in a name never starts a line).
+  int64_t ms = 0;
+  if (e.contains("ts_ms") && e["ts_ms"].is_number_integer()) {
+    ms = e["ts_ms"].get<int64_t>();
+  } else {
+    ms = static_cast<int64_t>(std::time(nullptr)) * 1000;
   }
+  time_t secs = static_cast<time_t>(ms / 1000);
+  struct tm tm {};
+  localtime_r(&secs, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  std::string line = st.dim(buf) + " ";
   std::string type = str(e, "type", "event");
-  line += (type == "refusal" ? st.red(type) : st.bold(type));
+  std::string padded = type.size() < 16 ? type + std::string(16 - type.size(), ' ') : type;
+  line += (type == "refusal" || type == "budget_refused" ? st.red(padded) : st.bold(padded));
   for (const auto& [key, value] : e.items()) {
     if (key == "type" || key == "ts_ms" || key == "seq") continue;
-    line += " " + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    line += " " + inert(key) + "=" +
+            inert(value.is_string() ? value.get_ref<const std::string&>()
+                                    : value.dump(-1, ' ', false, json::error_handler_t::replace));
   }
   return line;
 }

@@ -30,7 +30,9 @@ std::optional<int64_t> parse_duration_ms(std::string_view text) noexcept {
   if (ec != std::errc() || ptr == text.data() || value <= 0) return std::nullopt;
   std::string_view unit(ptr, static_cast<size_t>(text.data() + text.size() - ptr));
   int64_t scale = 0;
-  if (unit.empty() || unit == "s")
+  // A bare number is refused: "10" could mean seconds or minutes, and a lease
+  // whose length is a guess is one nobody agreed to.
+  if (unit == "s")
     scale = 1000;
   else if (unit == "ms")
     scale = 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.hpp"
+#include "protocol/bounded_json.hpp"
 #include "protocol/command_registry.hpp"
 
 namespace leasefs::gate::control {
@@ -21,10 +22,8 @@ std::string joined_commands() {
 }  // namespace
 
 Request parse_request(std::string_view line, nlohmann::json* id_out) {
-  nlohmann::json doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    throw Error(Errc::kBadJson, "request is not valid JSON (expected one JSON object per line)");
-  }
+  // Every bound is checked while the line is read, before anything walks it.
+  nlohmann::json doc = parse_bounded_json(line);
   if (!doc.is_object()) {
     throw Error(Errc::kBadRequest,
                 "request must be a JSON object like {\"id\":1,\"cmd\":\"status\"}, got " +
@@ -36,6 +35,10 @@ Request parse_request(std::string_view line, nlohmann::json* id_out) {
     if (!(it->is_null() || it->is_string() || it->is_number())) {
       throw Error(Errc::kBadRequest,
                   "field 'id' must be a string or a number, got " + json_type_name(*it));
+    }
+    if (it->is_string() && it->get_ref<const std::string&>().size() > kMaxIdBytes) {
+      throw Error(Errc::kBadRequest,
+                  "field 'id' is longer than " + std::to_string(kMaxIdBytes) + " bytes");
     }
     req.id = *it;
     if (id_out) *id_out = req.id;

@@ -26,6 +26,7 @@
 namespace leasefs::gate::control {
 
 inline constexpr size_t kMaxLineBytes = size_t{1} << 20;  // 1 MiB, newline excluded
+inline constexpr size_t kMaxIdBytes = 128;                // a string request id
 
 struct Request {
   nlohmann::json id;  // null when absent

@@ -22,6 +22,11 @@ namespace {
 constexpr size_t kRecentRefusals = 10;
 constexpr size_t kStartMemories = 5;
 constexpr int64_t kMaxTtlMs = int64_t{30} * 24 * 3600 * 1000;
+constexpr size_t kMaxPendingRequestsPerUid = 16;
+constexpr const char* kStateRepairHint =
+    "To repair: stop the daemon (leasefs unmount ROOT), fix or move aside "
+    "ROOT/.longrun/state.json (the last checkpoint is in memory; without the file the task is "
+    "recovered from it), then mount again";
 
 std::string new_task_id(int64_t now) {
   const time_t secs = static_cast<time_t>(now / 1000);
@@ -140,10 +145,18 @@ std::string first_line(const std::string& text) {
 Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger, Gate& gate,
                  EventBus& events)
     : store_(store), memory_(memory), ledger_(ledger), gate_(gate), events_(events) {
-  if (auto loaded = store_.load()) {
-    state_ = std::move(*loaded);  // load() has already dropped any lease (I3)
-  } else {
-    recover_from_memory();  // no state.json: the newest checkpoint marker, if any
+  try {
+    if (auto loaded = store_.load()) {
+      state_ = std::move(*loaded);  // load() has already dropped any lease (I7: I3)
+    } else {
+      recover_from_memory();  // no state.json: the newest checkpoint marker, if any
+    }
+  } catch (const Error& e) {
+    if (e.errc() != Errc::kStateCorrupt) throw;
+    // Come up anyway, failing closed: an unmounted root would be unprotected.
+    state_error_ = e.what();
+    state_ = TaskState{};
+    spdlog::error("{}; serving read-only until it is repaired", state_error_);
   }
   if (ledger_) {
     // A grant is recorded before it takes effect; one recorded just before a
@@ -169,16 +182,28 @@ void Service::publish_snapshot(const TaskState& s) {
   gate_.publish(std::move(snap));
 }
 
+void Service::require_readable_state() const {
+  if (!state_error_.empty()) {
+    throw Error(Errc::kStateCorrupt, state_error_ + ". " + kStateRepairHint);
+  }
+}
+
 void Service::write_status() {
   try {
-    store_.write_file("status.md", render_status_md(state_, refusals_, base::now_ms()), false);
+    std::string text = render_status_md(state_, refusals_, now_ms());
+    if (!state_error_.empty()) {
+      text = "# STATE UNREADABLE: the tree is read-only for everyone\n\n" + state_error_ + ".\n\n" +
+             kStateRepairHint + "\n\n" + text;
+    }
+    store_.write_file("status.md", text, false);
   } catch (const std::exception& e) {
     spdlog::warn("cannot update status.md: {}", e.what());
   }
 }
 
 void Service::commit(TaskState next) {
-  next.updated_ms = base::now_ms();
+  require_readable_state();
+  next.updated_ms = now_ms();
   try {
     store_.save(next);
   } catch (...) {
@@ -222,6 +247,10 @@ json Service::status() {
               {"recent_refusals", refusals_},
               {"refusals_total", refusals_total_}};
   if (file_plane_status_) out["file_plane"] = file_plane_status_();
+  if (!state_error_.empty()) {
+    out["state_error"] = state_error_;
+    out["repair"] = kStateRepairHint;
+  }
   return out;
 }
 
@@ -376,9 +405,22 @@ memory::Ledger& Service::ledger() {
 
 json Service::request(const RequestArgs& args, const Actor& actor) {
   std::lock_guard lock(mu_);
+  require_readable_state();
   require_task(state_);
   if (args.reason.empty()) {
     throw Error(Errc::kInvalidArgument, "say what you will change and why (--reason)");
+  }
+  // A budget per uid, so that no agent can bury an approver's list.
+  if (!actor.approver) {
+    size_t mine = 0;
+    for (const auto& p : ledger().pending_requests(state_.task_id)) {
+      if (p.requester_uid == actor.uid) ++mine;
+    }
+    if (mine >= kMaxPendingRequestsPerUid) {
+      throw Error(Errc::kBusy, "uid " + std::to_string(actor.uid) + " already has " +
+                                   std::to_string(mine) +
+                                   " pending requests; wait for an answer before asking again");
+    }
   }
   auto paths = normalize_paths(args.paths, store_.dir().root());
   auto r = ledger().create_request(state_.task_id, static_cast<int64_t>(state_.turn_index),
@@ -403,6 +445,7 @@ json Service::approve(const std::string& request_id, const std::string& reason,
                       const Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "approve a request");
+  require_readable_state();
   // Check first, so that an approval never gets consumed without becoming a lease.
   require_in_progress(state_, "approve");
   memory::DecisionOutcome outcome;
@@ -440,6 +483,7 @@ json Service::approve(const std::string& request_id, const std::string& reason,
 json Service::reject(const std::string& request_id, const std::string& reason, const Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "reject a request");
+  require_readable_state();
   memory::DecisionOutcome outcome;
   try {
     outcome = ledger().decide(request_id, memory::Decision::reject, state_.task_id,
@@ -462,6 +506,7 @@ json Service::reject(const std::string& request_id, const std::string& reason, c
 // the same checkpoint id again, which memory treats as the same record.
 json Service::checkpoint(const CheckpointArgs& args, const Actor& actor) {
   std::lock_guard lock(mu_);
+  require_readable_state();
   auto pending = store_.load_pending_checkpoint();
   if (args.retry_pending) {
     if (!pending) {
@@ -566,6 +611,7 @@ json Service::replay_pending(const PendingCheckpoint& p, const Actor& actor) {
 
 json Service::resume(const std::optional<std::string>& task_id, const Actor& actor) {
   std::lock_guard lock(mu_);
+  require_readable_state();
   // A pending checkpoint belongs to the current task: finish it before anything else.
   if (auto pending = store_.load_pending_checkpoint()) replay_pending(*pending, actor);
 
@@ -616,11 +662,12 @@ json Service::resume(const std::optional<std::string>& task_id, const Actor& act
         {"task_id", state_.task_id},
         {"turn", state_.turn_index},
         {"uid", actor.uid}});
-  return {{"task", task_json(state_)},
-          {"turn", state_.turn_index},
-          {"access_mode", "read_only"},
-          {"checkpoint", checkpoint},
-          {"memories", hits_json(hits)}};
+  json out = {{"task", task_json(state_)},
+              {"turn", state_.turn_index},
+              {"access_mode", "read_only"},
+              {"checkpoint", checkpoint},
+              {"memories", hits_json(hits)}};
+  return out;
 }
 
 json Service::transition(TaskStatus to, const std::string& reason, const Actor& actor) {

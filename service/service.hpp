@@ -113,6 +113,11 @@ class Service {
   TaskState state_;
   std::vector<nlohmann::json> refusals_;
   uint64_t refusals_total_ = 0;  // of this task, while the daemon runs
+  // Set when state.json could not be read at start: the daemon serves anyway,
+  // read-only for everyone (no state change is saved, so the file is kept as it
+  // was for repair), and status says what is wrong and how to repair it.
+  std::string state_error_;
+  void require_readable_state() const;
 };
 
 }  // namespace leasefs::gate

@@ -178,7 +178,8 @@ TEST(Durations, Units) {
   EXPECT_EQ(parse_duration_ms("2h"), 7'200'000);
   EXPECT_EQ(parse_duration_ms("1d"), 86'400'000);
   EXPECT_EQ(parse_duration_ms("500ms"), 500);
-  EXPECT_EQ(parse_duration_ms("45"), 45'000);
+  // A number without a unit is a guess (seconds? minutes?): refused.
+  EXPECT_FALSE(parse_duration_ms("45"));
   EXPECT_FALSE(parse_duration_ms(""));
   EXPECT_FALSE(parse_duration_ms("0s"));
   EXPECT_FALSE(parse_duration_ms("-5m"));
@@ -206,6 +207,42 @@ TEST(CommandTable, MutatingFlags) {
   for (auto name : {"status", "memory.search", "watch", "audit.verify"}) {
     EXPECT_FALSE(find_command(name)->mutating) << name;
   }
+}
+
+}  // namespace
+}  // namespace leasefs::gate::control
+
+namespace leasefs::gate::control {
+namespace {
+
+std::string bound_code(const std::string& line) {
+  try {
+    parse_request(line);
+    return "ok";
+  } catch (const Error& e) {
+    return std::string(e.code());
+  }
+}
+
+TEST(RequestBounds, DepthCountsAndShapesAreCheckedBeforeTheTreeExists) {
+  std::string deep = R"({"cmd":"status","args":{"a":)";
+  for (int i = 0; i < 100'000; ++i) deep += "[";
+  EXPECT_EQ(bound_code(deep), "bad_request");  // refused at depth 33, not at the end
+  std::string ok = R"({"cmd":"status","args":{"a":)";
+  for (int i = 0; i < 30; ++i) ok += "[";
+  for (int i = 0; i < 30; ++i) ok += "]";
+  EXPECT_EQ(bound_code(ok + "}}"), "ok");
+  EXPECT_EQ(bound_code(R"({"cmd":"status","cmd":"turn"})"), "bad_request");
+  EXPECT_EQ(bound_code(R"({"cmd":"status","args":{"a":1,"a":2}})"), "bad_request");
+  EXPECT_EQ(bound_code(R"({"cmd":"status","args":{"a":{"b":1},"c":{"b":1}}})"), "ok");
+  EXPECT_EQ(bound_code(R"({"id":1e999,"cmd":"status"})"), "bad_request");
+  EXPECT_EQ(bound_code(R"({"id":-1e999,"cmd":"status"})"), "bad_request");
+  EXPECT_EQ(bound_code(R"({"id":18446744073709551616,"cmd":"status"})"), "bad_request");
+  EXPECT_EQ(bound_code(R"({"id":18446744073709551615,"cmd":"status"})"), "ok");
+  EXPECT_EQ(bound_code(R"({"id":1.5,"cmd":"status"})"), "ok");
+  EXPECT_EQ(bound_code(R"({"cmd":"status","args":{"a\u0000":1}})"), "bad_request");
+  EXPECT_EQ(bound_code("{\"cmd\":\"status\",\"args\":{\"a\":\"\xc3\"}}"), "bad_json");
+  EXPECT_EQ(bound_code(R"({"cmd":"status")"), "bad_json");
 }
 
 }  // namespace

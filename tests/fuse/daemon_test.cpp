@@ -235,17 +235,42 @@ TEST_F(DaemonTest, I3_DaemonRestartRevokesTheLease) {
   EXPECT_EQ(content, "before");
 }
 
-TEST_F(DaemonTest, I7_CorruptStateIsRefusedAtStartAndLeftAsItWas) {
+// A corrupt state never leaves the root unmounted and unprotected: the daemon
+// comes up read-only for everyone, status says what is wrong and how to repair
+// it, and the file is left as it was.
+TEST_F(DaemonTest, I7_CorruptStateServesReadOnlyExplainsAndIsLeftAsItWas) {
   ::mkdir((root + "/.longrun").c_str(), 0700);
+  std::ofstream(root + "/kept.txt") << "kept";
   const std::string garbage = "{\"task_id\": \"T_1\", \"status\": ";
   std::ofstream(root + "/.longrun/state.json") << garbage;
   auto r = leasefs({"mount", root, "--socket", sock});
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("state.json is corrupt"), std::string::npos) << r.output;
-  EXPECT_FALSE(fuse::leasefs_mount_at(root));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fuse::leasefs_mount_at(root));
+
+  RunOptions in_root;
+  in_root.cwd = root;
+  EXPECT_NE(run_sh("echo x > new.txt", in_root).exit_code, 0);
+  EXPECT_NE(run_sh("echo x >> kept.txt", in_root).exit_code, 0);
+  EXPECT_NE(run_sh("rm kept.txt", in_root).exit_code, 0);
+  EXPECT_EQ(run_sh("cat kept.txt", in_root).output, "kept");
+  {
+    ControlClient c(sock);
+    // Not even an approver can make it writable before the state is repaired.
+    EXPECT_FALSE(c.call("start", {{"description", "x"}}).value("ok", true));
+    EXPECT_FALSE(c.call("grant", {{"reason", "x"}}).value("ok", true));
+    auto status = c.call("status");
+    ASSERT_TRUE(status.value("ok", false)) << status.dump();
+    EXPECT_NE(status["result"].value("state_error", "").find("state.json is corrupt"),
+              std::string::npos)
+        << status.dump();
+    EXPECT_NE(status["result"].value("repair", "").find("state.json"), std::string::npos);
+  }
+  EXPECT_NE(run_sh("echo x > new.txt", in_root).exit_code, 0);
+  EXPECT_TRUE(eventually_contains(root + "/.longrun/status.md", "STATE UNREADABLE"));
   std::ifstream in(root + "/.longrun/state.json");
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(content, garbage);
+  EXPECT_EQ(leasefs({"unmount", root}).exit_code, 0);
 }
 
 }  // namespace
