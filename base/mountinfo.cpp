@@ -32,7 +32,7 @@ std::vector<MountEntry> read_mountinfo(const std::string& path) {
     }
     MountEntry e;
     e.device = dev;
-    fields >> e.fstype >> e.source;
+    fields >> e.fstype >> e.source >> e.super_options;
     e.mount_point = unescape_mountinfo(mount_point);
     e.source = unescape_mountinfo(e.source);
     out.push_back(std::move(e));

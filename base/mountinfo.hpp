@@ -8,10 +8,11 @@
 namespace leasefs::base {
 
 struct MountEntry {
-  std::string mount_point;  // unescaped
-  std::string fstype;       // "fuse.leasefs", "ext4", ...
-  std::string source;       // unescaped; for leasefs the root path (fsname)
-  std::string device;       // "major:minor"; for FUSE the minor names the connection
+  std::string mount_point;    // unescaped
+  std::string fstype;         // "fuse.leasefs", "ext4", ...
+  std::string source;         // unescaped; for leasefs the root path (fsname)
+  std::string device;         // "major:minor"; for FUSE the minor names the connection
+  std::string super_options;  // per-superblock options; for FUSE "user_id=...,group_id=..."
 };
 
 // In the order the kernel lists them: of two entries on one mount point, the

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/mountinfo.hpp"
 #include "protocol/socket_path.hpp"
 
 namespace leasefs::gate {
@@ -23,22 +24,6 @@ struct Mount {
   std::string source;
   std::optional<uid_t> owner;  // user_id= of a FUSE mount
 };
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape(std::string_view field) {
-  std::string out;
-  for (size_t i = 0; i < field.size(); ++i) {
-    if (field[i] == '\\' && i + 3 < field.size() && field[i + 1] >= '0' && field[i + 1] <= '7' &&
-        field[i + 2] >= '0' && field[i + 2] <= '7' && field[i + 3] >= '0' && field[i + 3] <= '7') {
-      out.push_back(static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 +
-                                      (field[i + 3] - '0')));
-      i += 3;
-    } else {
-      out.push_back(field[i]);
-    }
-  }
-  return out;
-}
 
 std::optional<uid_t> user_id_option(const std::string& options) {
   std::istringstream in(options);
@@ -58,18 +43,8 @@ std::optional<uid_t> user_id_option(const std::string& options) {
 // them (a mount made later on the same point comes later: it is on top).
 std::vector<Mount> mounts_containing(const std::string& path) {
   std::vector<Mount> out;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    // id parent major:minor root mountpoint options [optional...] - fstype source super
-    std::istringstream fields(line);
-    std::vector<std::string> f;
-    std::string tok;
-    while (fields >> tok) f.push_back(tok);
-    size_t sep = 0;
-    while (sep < f.size() && f[sep] != "-") ++sep;
-    if (f.size() < 5 || sep + 3 >= f.size()) continue;
-    Mount m{unescape(f[4]), unescape(f[sep + 1]), unescape(f[sep + 2]), user_id_option(f[sep + 3])};
+  for (const auto& e : base::read_mountinfo()) {
+    Mount m{e.mount_point, e.fstype, e.source, user_id_option(e.super_options)};
     const bool contains =
         m.mountpoint == "/" ||
         (path.compare(0, m.mountpoint.size(), m.mountpoint) == 0 &&

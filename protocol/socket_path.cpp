@@ -3,23 +3,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <climits>
 #include <cstdio>
-#include <fstream>
-
-#include "base/mountinfo.hpp"
 
 namespace leasefs::gate {
-
-namespace {
-
-bool contains_path(std::string_view mountpoint, std::string_view path) {
-  if (mountpoint == "/") return true;
-  if (path.substr(0, mountpoint.size()) != mountpoint) return false;
-  return path.size() == mountpoint.size() || path[mountpoint.size()] == '/';
-}
-
-}  // namespace
 
 std::string escape_instance(std::string_view root_path) {
   // As systemd-escape --path: collapse duplicate slashes, strip leading and
@@ -58,30 +44,6 @@ std::string default_socket_path(std::string_view root_path) {
     if (xdg && *xdg == '/') return std::string(xdg) + "/leasefs/" + instance;
   }
   return "/run/leasefs/" + instance;
-}
-
-std::optional<std::string> discover_socket(std::string_view dir) {
-  char resolved[PATH_MAX];
-  std::string dir_s(dir);
-  if (!::realpath(dir_s.c_str(), resolved)) return std::nullopt;
-  std::string path = resolved;
-
-  std::string best;
-  for (const auto& m : base::read_mountinfo()) {
-    if (m.fstype != "fuse.leasefs") continue;
-    if (contains_path(m.mount_point, path) && m.mount_point.size() > best.size()) {
-      best = m.mount_point;
-    }
-  }
-  if (best.empty()) return std::nullopt;
-
-  std::ifstream socket_file(best == "/" ? "/.longrun/socket" : best + "/.longrun/socket");
-  if (!socket_file) return std::nullopt;
-  std::string socket;
-  std::getline(socket_file, socket);
-  while (!socket.empty() && (socket.back() == '\n' || socket.back() == ' ')) socket.pop_back();
-  if (socket.empty()) return std::nullopt;
-  return socket;
 }
 
 }  // namespace leasefs::gate

@@ -1,7 +1,7 @@
-// Where a root's control socket lives, and how a client finds it.
+// Where a root's control socket lives (finding it from inside a mount:
+// protocol/daemon_discovery.hpp).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,9 +11,5 @@ namespace leasefs::gate {
 // root; <instance> is the root path escaped as systemd-escape --path does.
 std::string default_socket_path(std::string_view root_path);
 std::string escape_instance(std::string_view root_path);
-
-// The daemon records its socket in .longrun/socket; a client inside a mount reads
-// it through the mount. Returns the socket of the leasefs mount containing `dir`.
-std::optional<std::string> discover_socket(std::string_view dir);
 
 }  // namespace leasefs::gate

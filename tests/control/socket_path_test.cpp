@@ -22,10 +22,5 @@ TEST(SocketPath, DefaultForRootIsRunLeasefs) {
   EXPECT_EQ(default_socket_path("/srv/proj"), "/run/leasefs/srv-proj.sock");
 }
 
-TEST(SocketPath, DiscoverOutsideAnyMountFindsNothing) {
-  EXPECT_FALSE(discover_socket("/"));
-  EXPECT_FALSE(discover_socket("/nonexistent/dir"));
-}
-
 }  // namespace
 }  // namespace leasefs::gate
