@@ -139,6 +139,10 @@ class Filesystem final : public gate::PublishListener {
   // are freed with it rather than leaked.
   uint64_t adopt(std::unique_ptr<FileHandle> handle);
   std::unique_ptr<FileHandle> disown(uint64_t fh);
+  // Open directory streams, owned the same way (their type is op_readdir.cpp's).
+  using OwnedDir = std::unique_ptr<void, void (*)(void*)>;
+  uint64_t adopt_dir(OwnedDir dir);
+  OwnedDir disown_dir(uint64_t fh);
 
   static gate::Caller caller(fuse_req_t req) noexcept {
     const fuse_ctx* ctx = fuse_req_ctx(req);
@@ -164,6 +168,7 @@ class Filesystem final : public gate::PublishListener {
   PageInvalidator pages_;
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
+  std::unordered_map<const void*, OwnedDir> dirs_;  // guarded by handles_mu_
 };
 
 // For the duration of a creating syscall, the calling thread acts with the

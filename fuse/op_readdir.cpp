@@ -124,8 +124,9 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     const bool cacheable = !inode.protected_path.load();
     fi->cache_readdir = cacheable ? 1 : 0;
     fi->keep_cache = cacheable ? 1 : 0;
-    fi->fh = reinterpret_cast<uint64_t>(d.release());
-    if (fuse_reply_open(req, fi) != 0) delete reinterpret_cast<DirHandle*>(fi->fh);
+    fi->fh = fs.adopt_dir(
+        Filesystem::OwnedDir(d.release(), [](void* p) { delete static_cast<DirHandle*>(p); }));
+    if (fuse_reply_open(req, fi) != 0) fs.disown_dir(fi->fh);
   });
 }
 
@@ -138,7 +139,7 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
 }
 
 void op_releasedir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
-  delete reinterpret_cast<DirHandle*>(fi->fh);
+  Filesystem::of(req).disown_dir(fi->fh);  // the stream closes as it goes
   fuse_reply_err(req, 0);
 }
 
