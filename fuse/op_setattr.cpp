@@ -55,7 +55,9 @@ int do_setattr(fuse_req_t req, Filesystem& fs, Inode& inode, const struct stat& 
   if (valid & FUSE_SET_ATTR_SIZE) {
     if (int res = ask(gate::Op::kTruncate); res < 0) return res;
   }
-  if (valid & kAttrBits) {
+  // A SETATTR that changes nothing named (chown(f, -1, -1)) still moves the ctime.
+  const bool ctime_only = (valid & (kAttrBits | FUSE_SET_ATTR_SIZE) & ~FUSE_SET_ATTR_CTIME) == 0;
+  if ((valid & kAttrBits) || ctime_only) {
     if (int res = ask(gate::Op::kSetattr); res < 0) return res;
   }
 
@@ -100,6 +102,13 @@ int do_setattr(fuse_req_t req, Filesystem& fs, Inode& inode, const struct stat& 
       res = ::utimensat(AT_FDCWD, proc.c_str(), tv, 0);
     }
     if (res != 0) return -errno;
+  }
+  // The same no-op chown underneath gives the backing file system's answer.
+  if (ctime_only) {
+    if (::fchownat(ifd, "", static_cast<uid_t>(-1), static_cast<gid_t>(-1),
+                   AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+      return -errno;
+    }
   }
   if (::fstatat(ifd, "", out, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return -errno;
   return 0;

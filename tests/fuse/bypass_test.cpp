@@ -175,6 +175,8 @@ TEST(Bypass, NoLeaseOpenFlagsAndPathOps) {
       {"unlink", [&] { return err_of(::unlink(f.c_str())); }},
       {"unlink symlink", [&] { return err_of(::unlink((m + "/sl").c_str())); }},
       {"unlink fifo", [&] { return err_of(::unlink((m + "/fifo").c_str())); }},
+      {"chown to nobody's own ids (moves ctime)",
+       [&] { return err_of(::chown(f.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(-1))); }},
   };
   // removexattr needs the attribute to exist or the kernel never asks.
   ASSERT_EQ(::setxattr((fs.backing() + "/f").c_str(), "user.seeded", "1", 1, 0), 0);

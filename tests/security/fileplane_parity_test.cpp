@@ -37,6 +37,27 @@ int write_at(const std::string& p, const char* text, int flags) {
   return rc;
 }
 
+// Whether the mtime of `p` is from `since` or later, or an errno, as text.
+std::string stamped_since(const std::string& p, time_t since) {
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) != 0) return "errno " + std::to_string(errno);
+  return st.st_mtim.tv_sec >= since ? "this run" : "earlier";
+}
+
+// 0 when `change` moves the ctime of `p` forward, EAGAIN when it leaves it, or
+// the errno of the change. The pause lets the file system's clock tick.
+int touches_ctime(const std::string& p, const std::function<int()>& change) {
+  struct stat before {};
+  if (::lstat(p.c_str(), &before) != 0) return errno;
+  ::usleep(20'000);
+  if (int rc = change(); rc != 0) return rc;
+  struct stat after {};
+  if (::lstat(p.c_str(), &after) != 0) return errno;
+  const bool later = after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
+                     after.st_ctim.tv_nsec != before.st_ctim.tv_nsec;
+  return later ? 0 : EAGAIN;
+}
+
 // lstat's mtime, or an errno, as text.
 std::string mtime_of(const std::string& p) {
   struct stat st {};
@@ -55,6 +76,17 @@ const std::vector<Step> kSteps = {
     {"truncate_missing",
      [](const std::string& d) { return err_of(::truncate((d + "nope").c_str(), 5)); }},
     {"chmod", [](const std::string& d) { return err_of(::chmod((d + "a").c_str(), 0640)); }},
+    {"chown_nothing_touches_ctime",  // chown(f, -1, -1): ctime as natively (pjdfstest chown/00)
+     [](const std::string& d) {
+       return touches_ctime(d + "a", [&] { return err_of(::chown((d + "a").c_str(), -1, -1)); });
+     }},
+    {"rename_touches_ctime",
+     [](const std::string& d) {
+       return touches_ctime(d + "a", [&] {
+         if (::rename((d + "a").c_str(), (d + "a2").c_str()) != 0) return errno;
+         return err_of(::rename((d + "a2").c_str(), (d + "a").c_str()));
+       });
+     }},
     {"chown_other", [](const std::string& d) { return err_of(::chown((d + "a").c_str(), 0, 0)); }},
     {"mkdir", [](const std::string& d) { return err_of(::mkdir((d + "dir").c_str(), 0755)); }},
     {"mkdir_existing",
@@ -153,13 +185,15 @@ std::string run_steps(const std::string& dir) {
     ::umask(022);
     std::ostringstream lines;
     const std::string d = dir + "/";
+    // The last write stamps `a` with the clock: compare when, not the second.
+    const time_t started = ::time(nullptr);
     for (const auto& step : kSteps) {
       const int rc = step.fn(d);
       lines << step.name << " = "
             << (rc == 0 ? std::string("ok") : std::string(strerrorname_np(rc))) << "\n";
     }
     lines << "mtime s " << mtime_of(d + "s") << "\nmtime dangle " << mtime_of(d + "dangle")
-          << "\nmtime a " << mtime_of(d + "a") << "\n";
+          << "\nmtime a " << stamped_since(d + "a", started) << "\n";
     const std::string text = lines.str();
     (void)!::write(out[1], text.data(), text.size());
     ::_exit(0);
