@@ -11,6 +11,7 @@
 #include "memory/ledger_error.hpp"
 #include "memory/memory_error.hpp"
 #include "service/checkpoint_text.hpp"
+#include "service/md_quote.hpp"
 #include "service/status_report.hpp"
 
 namespace leasefs::gate {
@@ -192,8 +193,8 @@ void Service::write_status() {
   try {
     std::string text = render_status_md(state_, refusals_, now_ms());
     if (!state_error_.empty()) {
-      text = "# STATE UNREADABLE: the tree is read-only for everyone\n\n" + state_error_ + ".\n\n" +
-             kStateRepairHint + "\n\n" + text;
+      text = "# STATE UNREADABLE: the tree is read-only for everyone\n\nError: " +
+             md_quote(state_error_) + "\n\n" + kStateRepairHint + "\n\n" + text;
     }
     store_.write_file("status.md", text, false);
   } catch (const std::exception& e) {
