@@ -762,11 +762,22 @@ void Service::recover_from_memory() {
 }
 
 void Service::note_refusal(const json& refusal) {
+  note_refusals({refusal});
+}
+
+void Service::note_refusals(const std::vector<json>& refusals, uint64_t extra) {
+  if (refusals.empty() && extra == 0) return;
   std::lock_guard lock(mu_);
-  refusals_.push_back(refusal);
-  const json count = refusal.value("count", json(1));
-  refusals_total_ += count.is_number_unsigned() ? count.get<uint64_t>() : 1;
-  if (refusals_.size() > kRecentRefusals) refusals_.erase(refusals_.begin());
+  refusals_total_ += extra;
+  for (const json& refusal : refusals) {
+    refusals_.push_back(refusal);
+    const json count = refusal.value("count", json(1));
+    refusals_total_ += count.is_number_unsigned() ? count.get<uint64_t>() : 1;
+  }
+  if (refusals_.size() > kRecentRefusals) {
+    refusals_.erase(refusals_.begin(), refusals_.begin() + static_cast<std::ptrdiff_t>(
+                                                               refusals_.size() - kRecentRefusals));
+  }
   write_status();
 }
 
