@@ -57,8 +57,9 @@ void GateEventPump::on_refusal(Refusal refusal) noexcept {
       }
       auto [it, inserted] = into->try_emplace(std::move(key), std::move(refusal));
       if (!inserted) it->second.count += refusal.count;
-      // The first refusal after a quiet interval is published at once.
-      wake = idle && std::chrono::steady_clock::now() >= next_flush_;
+      // The first refusal counted since the last publication wakes the worker: it
+      // publishes at once after a quiet interval, else when the interval ends.
+      wake = idle;
     }
     if (wake) cv_.notify_one();
   } catch (...) {
