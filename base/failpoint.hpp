@@ -8,7 +8,8 @@ inline constexpr int kFailpointExitCode = 86;
 
 // Named points: "checkpoint.after_memory" (memory saved, state not written),
 // "state.after_tmp" (temp state file written, not renamed), "memory.save" (the
-// memory write fails with an error instead of dying).
+// memory write fails with an error instead of dying), "audit.lose_batch" (the
+// audit writer loses its first batch, as if the append had failed).
 void failpoint(const char* name) noexcept;
 bool failpoint_armed(const char* name) noexcept;
 

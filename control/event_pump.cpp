@@ -14,6 +14,20 @@ namespace leasefs::gate::control {
 
 using nlohmann::json;
 
+namespace {
+
+std::string refusal_key(const Refusal& r) {
+  return std::to_string(r.caller.uid) + '/' + std::to_string(r.caller.pid) + '/' + r.process + '/' +
+         std::string(op_name(r.op)) + '/' + std::string(to_string(r.reason)) + '/' + r.path;
+}
+
+std::string overflow_key(const Refusal& r) {
+  return std::to_string(r.caller.uid) + '/' + std::string(op_name(r.op)) + '/' +
+         std::string(to_string(r.reason));
+}
+
+}  // namespace
+
 GateEventPump::GateEventPump(Service* service, EventBus& events, uint64_t hash_limit_bytes,
                              size_t capacity)
     : service_(service), events_(events), hash_limit_(hash_limit_bytes), capacity_(capacity) {}
@@ -23,22 +37,48 @@ GateEventPump::~GateEventPump() {
 }
 
 void GateEventPump::on_refusal(Refusal refusal) noexcept {
-  push(Item(std::move(refusal)));
+  try {
+    bool wake = false;
+    {
+      std::lock_guard lock(mu_);
+      if (stopped_) {
+        ++dropped_refusals_;
+        return;
+      }
+      const bool idle = refusals_.empty() && overflow_.empty();
+      std::map<std::string, Refusal>* into = &refusals_;
+      std::string key = refusal_key(refusal);
+      if (refusals_.size() >= kMaxRefusalKeys && !refusals_.contains(key)) {
+        into = &overflow_;
+        key = overflow_key(refusal);
+        refusal.path = "*";
+        refusal.process = "*";
+        refusal.caller.pid = 0;
+      }
+      auto [it, inserted] = into->try_emplace(std::move(key), std::move(refusal));
+      if (!inserted) it->second.count += refusal.count;
+      // The first refusal counted since the last publication wakes the worker: it
+      // publishes at once after a quiet interval, else when the interval ends.
+      wake = idle;
+    }
+    if (wake) cv_.notify_one();
+  } catch (...) {
+    // Out of memory: the filesystem thread goes on.
+  }
 }
 
 void GateEventPump::on_write_closed(WriteClosed closed) noexcept {
-  push(Item(std::move(closed)));
-}
-
-void GateEventPump::push(Item item) noexcept {
   try {
     {
-      std::lock_guard lock(mu_);
-      if (stopping_ || items_.size() >= capacity_) {
-        ++dropped_;
+      std::unique_lock lock(mu_);
+      cv_space_.wait(lock, [&] { return stopped_ || closed_.size() < capacity_; });
+      if (stopped_) {
+        ++dropped_closed_;
+        spdlog::error("control: a file closed after a leased write ({}) came after the stop",
+                      closed.path);
         return;
       }
-      items_.push_back(std::move(item));
+      closed_.push_back(std::move(closed));
     }
     cv_.notify_one();
   } catch (...) {
@@ -50,6 +90,7 @@ void GateEventPump::start() {
   std::lock_guard lock(mu_);
   if (worker_.joinable() || stopping_) return;
   worker_ = std::thread([this] { run(); });
+  bookkeeper_ = std::thread([this] { bookkeeping(); });
 }
 
 void GateEventPump::stop() {
@@ -59,38 +100,131 @@ void GateEventPump::stop() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;  // also when never started: nothing waits for room any more
+  }
+  cv_space_.notify_all();
+  {
+    std::lock_guard lock(noted_mu_);
+    noted_stop_ = true;
+  }
+  noted_cv_.notify_all();
+  if (bookkeeper_.joinable()) bookkeeper_.join();
+}
+
+std::vector<Refusal> GateEventPump::take_refusals() {
+  std::vector<Refusal> out;
+  out.reserve(refusals_.size() + overflow_.size());
+  for (auto& [key, r] : refusals_) out.push_back(std::move(r));
+  for (auto& [key, r] : overflow_) out.push_back(std::move(r));
+  refusals_.clear();
+  overflow_.clear();
+  return out;
 }
 
 void GateEventPump::run() {
+  std::unique_lock lock(mu_);
   while (true) {
-    Item item;
-    uint64_t dropped = 0;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !items_.empty(); });
-      if (items_.empty()) return;  // stopping and drained
-      item = std::move(items_.front());
-      items_.pop_front();
-      dropped = std::exchange(dropped_, 0);
-    }
-    try {
-      if (dropped > 0) {
-        spdlog::warn("control: {} gate reports dropped (queue full)", dropped);
-        events_.publish({{"type", "reports_dropped"}, {"count", dropped}});
-      }
-      if (auto* r = std::get_if<Refusal>(&item)) {
-        json event = refusal_event(*r);
-        spdlog::info("refused {} {} (pid {} {}): {}", event["op"].get<std::string>(), r->path,
-                     r->caller.pid, r->process, event["reason"].get<std::string>());
-        if (service_) service_->note_refusal(event);
-        events_.publish(std::move(event));
+    auto counted = [&] { return !refusals_.empty() || !overflow_.empty(); };
+    auto due = [&] {
+      return counted() && (stopping_ || std::chrono::steady_clock::now() >= next_flush_);
+    };
+    while (closed_.empty() && !due() && !stopping_) {
+      if (counted()) {
+        cv_.wait_until(lock, next_flush_);
       } else {
-        auto& closed = std::get<WriteClosed>(item);
-        events_.publish(write_closed_event(closed, hash_limit_));
+        cv_.wait(lock);
       }
-    } catch (const std::exception& e) {
-      spdlog::error("control: could not publish a gate report: {}", e.what());
     }
+    if (!closed_.empty()) {
+      WriteClosed closed = std::move(closed_.front());
+      closed_.pop_front();
+      lock.unlock();
+      cv_space_.notify_one();
+      try {
+        events_.publish(write_closed_event(closed, hash_limit_));
+      } catch (const std::exception& e) {
+        spdlog::error("control: could not publish a closed file {}: {}", closed.path, e.what());
+      }
+      lock.lock();
+      continue;
+    }
+    if (due()) {
+      std::vector<Refusal> batch = take_refusals();
+      next_flush_ = std::chrono::steady_clock::now() + kRefusalInterval;
+      lock.unlock();
+      publish_refusals(std::move(batch));
+      lock.lock();
+      continue;
+    }
+    // Stopping, and nothing is left.
+    const uint64_t closed_lost = std::exchange(dropped_closed_, 0);
+    const uint64_t refusals_lost = std::exchange(dropped_refusals_, 0);
+    if (closed_lost + refusals_lost > 0) {
+      lock.unlock();
+      events_.publish({{"type", "reports_dropped"},
+                       {"count", closed_lost + refusals_lost},
+                       {"write_closed", closed_lost},
+                       {"refusals", refusals_lost}});
+      lock.lock();
+    }
+    return;
+  }
+}
+
+void GateEventPump::publish_refusals(std::vector<Refusal> refusals) {
+  try {
+    std::vector<json> events;
+    events.reserve(refusals.size());
+    uint64_t total = 0;
+    for (const Refusal& r : refusals) {
+      events.push_back(refusal_event(r));
+      total += r.count;
+    }
+    if (events.size() <= 8) {
+      for (const Refusal& r : refusals) {
+        spdlog::info("refused {} {} (pid {} {}): {}{}", op_name(r.op), r.path, r.caller.pid,
+                     r.process, to_string(r.reason),
+                     r.count > 1 ? " x" + std::to_string(r.count) : std::string());
+      }
+    } else {
+      spdlog::info("refused {} operation(s) on {} (uid, pid, op, path) in the last interval", total,
+                   events.size());
+    }
+    for (const json& event : events) events_.publish(event);
+    if (!service_) return;
+    {
+      std::lock_guard lock(noted_mu_);
+      for (json& event : events) noted_.push_back(std::move(event));
+      if (noted_.size() > kMaxNoted) {
+        const auto fold = static_cast<std::ptrdiff_t>(noted_.size() - kMaxNoted);
+        for (auto it = noted_.begin(); it != noted_.begin() + fold; ++it) {
+          noted_extra_ += it->value("count", uint64_t{1});
+        }
+        noted_.erase(noted_.begin(), noted_.begin() + fold);
+      }
+    }
+    noted_cv_.notify_one();
+  } catch (const std::exception& e) {
+    spdlog::error("control: could not publish refusals: {}", e.what());
+  }
+}
+
+void GateEventPump::bookkeeping() {
+  std::unique_lock lock(noted_mu_);
+  while (true) {
+    noted_cv_.wait(lock, [&] { return noted_stop_ || !noted_.empty() || noted_extra_ > 0; });
+    if (noted_.empty() && noted_extra_ == 0) return;  // stopping, nothing left
+    std::vector<json> batch = std::exchange(noted_, {});
+    const uint64_t extra = std::exchange(noted_extra_, 0);
+    lock.unlock();
+    try {
+      service_->note_refusals(batch, extra);
+    } catch (const std::exception& e) {
+      spdlog::error("control: could not note refusals: {}", e.what());
+    }
+    lock.lock();
   }
 }
 

@@ -1,18 +1,31 @@
 // The control plane's end of the gate's reports. Filesystem threads call
-// on_refusal/on_write_closed; those only queue (bounded, dropping the newest when
-// full and counting what was dropped) and return. One worker thread turns each
-// report into an event on the bus, hashes files closed after a leased write, and
-// tells the service about refusals (for status and status.md).
+// on_refusal/on_write_closed; those only queue and return. One worker thread
+// turns each report into an event on the bus, hashes files closed after a leased
+// write, and tells the service about refusals (for status and status.md).
+//
+// What was allowed is never dropped: files closed after a leased write wait in
+// their own bounded queue, and a filesystem thread that finds it full waits for
+// room (back-pressure on the writer, never a lost record). Refusals are coalesced
+// instead: counted per (uid, pid, process, op, path, reason) and published once
+// per interval with their counts; past kMaxRefusalKeys distinct keys in one
+// interval, further ones are counted per (uid, op, reason) with path "*". Either
+// way every refusal is in a count that reaches the audit, and the refusal
+// bookkeeping (status.md) runs once per interval on a thread of its own, off the
+// filesystem threads and the audit's way (it may wait for the service's lock).
+// Reports that do arrive while stopping are counted and published as a
+// "reports_dropped" event, which `audit verify` reports as a loss.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-#include <variant>
+#include <vector>
 
 #include "gate/gate.hpp"
 #include "service/event_bus.hpp"
@@ -27,7 +40,11 @@ inline constexpr uint64_t kDefaultHashLimitBytes = uint64_t{64} << 20;
 
 class GateEventPump final : public GateEventSink {
  public:
-  // `service` may be null (events only).
+  static constexpr size_t kMaxRefusalKeys = 4096;
+  static constexpr std::chrono::milliseconds kRefusalInterval{1000};
+
+  // `service` may be null (events only). `capacity` bounds the queue of files
+  // closed after a leased write.
   GateEventPump(Service* service, EventBus& events,
                 uint64_t hash_limit_bytes = kDefaultHashLimitBytes, size_t capacity = 4096);
   ~GateEventPump() override;
@@ -38,7 +55,7 @@ class GateEventPump final : public GateEventSink {
   void on_write_closed(WriteClosed closed) noexcept override;
 
   void start();
-  // Publishes what is queued, then joins the worker; idempotent.
+  // Publishes what is queued and counted, then joins the worker; idempotent.
   void stop();
 
   static nlohmann::json refusal_event(const Refusal& refusal);
@@ -46,9 +63,11 @@ class GateEventPump final : public GateEventSink {
   static nlohmann::json write_closed_event(const WriteClosed& closed, uint64_t hash_limit_bytes);
 
  private:
-  using Item = std::variant<Refusal, WriteClosed>;
-  void push(Item item) noexcept;
   void run();
+  // Takes the counted refusals (caller holds mu_).
+  std::vector<Refusal> take_refusals();
+  void publish_refusals(std::vector<Refusal> refusals);
+  void bookkeeping();  // hands refusals to the service, on a thread of its own
 
   Service* service_;
   EventBus& events_;
@@ -56,11 +75,27 @@ class GateEventPump final : public GateEventSink {
   size_t capacity_;
 
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Item> items_;
-  uint64_t dropped_ = 0;
+  std::condition_variable cv_;        // the worker waits on it
+  std::condition_variable cv_space_;  // writers wait on it for room in closed_
+  std::deque<WriteClosed> closed_;
+  std::map<std::string, Refusal> refusals_;  // key: uid/pid/process/op/reason/path
+  std::map<std::string, Refusal> overflow_;  // key: uid/op/reason
+  std::chrono::steady_clock::time_point next_flush_{};
+  uint64_t dropped_closed_ = 0;
+  uint64_t dropped_refusals_ = 0;
   bool stopping_ = false;
+  bool stopped_ = false;  // the worker has returned: nothing is published any more
   std::thread worker_;
+
+  // Refusals for status and status.md, bounded: past kMaxNoted the oldest are
+  // folded into noted_extra_ (their count still reaches refusals_total).
+  static constexpr size_t kMaxNoted = 64;
+  std::mutex noted_mu_;
+  std::condition_variable noted_cv_;
+  std::vector<nlohmann::json> noted_;
+  uint64_t noted_extra_ = 0;
+  bool noted_stop_ = false;
+  std::thread bookkeeper_;
 };
 
 }  // namespace leasefs::gate::control

@@ -17,7 +17,9 @@
 #include <mutex>
 #include <thread>
 
+#include "base/clock.hpp"
 #include "base/error.hpp"
+#include "base/failpoint.hpp"
 #include "control/commands.hpp"
 #include "control/event_pump.hpp"
 #include "control/server.hpp"
@@ -100,7 +102,7 @@ struct Runtime::Impl {
         idempotency(dir.path("memory.db")),
         audit(dir.path("audit.jsonl"), dir.path("memory.db"),
               memory::AuditLog::Options{options.audit_fsync}),
-        audit_queue(bus.subscribe(8192)),
+        audit_queue(bus.subscribe_lossless(8192)),
         audit_thread([this] { audit_main(); }),
         memo(idempotency) {
     try {
@@ -125,17 +127,31 @@ struct Runtime::Impl {
 
   // Appends what has queued up as one batch (one write, one sync): a burst of
   // events (a leased `git checkout` closing thousands of files) costs a few syncs,
-  // not one each.
+  // not one each. A batch that cannot be appended is not forgotten: the next one
+  // begins with an "audit_lost" record saying how many events of which types were
+  // lost and why, which `audit verify` reports. The failpoint "audit.lose_batch"
+  // loses the first batch, to test exactly that.
   void audit_main() {
     constexpr size_t kMaxBatch = 512;
     std::vector<nlohmann::json> batch;
+    uint64_t lost = 0;
+    nlohmann::json lost_types = nlohmann::json::object();
+    std::string lost_why;
+    bool lose_next = base::failpoint_armed("audit.lose_batch");
     while (true) {
       auto event = audit_queue->pop(std::chrono::milliseconds(500));
       if (!event) {
-        if (audit_queue->closed()) return;
+        if (audit_queue->closed()) break;
         continue;
       }
       batch.clear();
+      if (lost > 0) {
+        batch.push_back({{"type", "audit_lost"},
+                         {"count", lost},
+                         {"types", lost_types},
+                         {"error", lost_why},
+                         {"ts_ms", base::now_ms()}});
+      }
       batch.push_back(std::move(*event));
       while (batch.size() < kMaxBatch) {
         auto more = audit_queue->pop(std::chrono::milliseconds(0));
@@ -143,10 +159,27 @@ struct Runtime::Impl {
         batch.push_back(std::move(*more));
       }
       try {
+        if (std::exchange(lose_next, false)) {
+          throw std::runtime_error("failpoint audit.lose_batch");
+        }
         audit.append_batch(batch);
+        lost = 0;
+        lost_types = nlohmann::json::object();
+        lost_why.clear();
       } catch (const std::exception& e) {
         spdlog::error("audit: could not append {} event(s): {}", batch.size(), e.what());
+        for (const auto& ev : batch) {
+          if (ev.value("type", std::string()) == "audit_lost") continue;  // counted already
+          ++lost;
+          const std::string type = ev.value("type", std::string("?"));
+          lost_types[type] = lost_types.value(type, uint64_t{0}) + 1;
+        }
+        lost_why = e.what();
       }
+    }
+    if (lost > 0) {
+      spdlog::error("audit: {} event(s) lost and not recorded in the chain: {}", lost,
+                    lost_types.dump());
     }
   }
 

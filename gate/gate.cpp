@@ -103,39 +103,38 @@ void Gate::set_sink(GateEventSink* sink) noexcept {
   sink_.store(sink);
 }
 
+// Every refusal reaches the sink, which counts them (the audit must hold every
+// count). The map here only keeps the process name of a (pid, op, path) for the
+// coalescing window, so a storm of refusals does not read /proc for each.
 void Gate::report_refusal(Op op, std::string_view path, const Caller& caller,
                           DenyReason reason) noexcept {
   try {
+    GateEventSink* sink = sink_.load();
+    if (!sink) return;
     const int64_t now = base::now_ms();
-    uint64_t count = 1;
+    std::string process;
     {
       std::string key =
           std::to_string(caller.pid) + '/' + std::string(op_name(op)) + '/' + std::string(path);
       std::lock_guard lock(recent_mu_);
       // A storm of distinct refusals (a refused `rm -rf`) must not make every
       // refusal scan a huge map: sweep at most once per window, and past twice the
-      // cap start over (coalescing is a courtesy; the audit counts what it sees).
+      // cap start over (only names are lost: they are read again).
       if (recent_.size() > kMaxRecent && now - last_sweep_ms_ >= kCoalesceWindowMs) {
         std::erase_if(
             recent_, [&](const auto& kv) { return now - kv.second.first_ms >= kCoalesceWindowMs; });
         last_sweep_ms_ = now;
       }
       if (recent_.size() > 2 * kMaxRecent) recent_.clear();
-      auto [it, inserted] = recent_.try_emplace(std::move(key), RecentRefusal{now, 0});
-      if (!inserted) {
-        if (now - it->second.first_ms < kCoalesceWindowMs) {
-          ++it->second.suppressed;
-          return;
-        }
-        // Window over: this event also stands for the ones counted meanwhile.
-        count += it->second.suppressed;
-        it->second = RecentRefusal{now, 0};
+      auto it = recent_.find(key);
+      if (it != recent_.end() && now - it->second.first_ms < kCoalesceWindowMs) {
+        process = it->second.process;
+      } else {
+        process = process_name(caller.pid);
+        recent_.insert_or_assign(std::move(key), RecentRefusal{now, process});
       }
     }
-    GateEventSink* sink = sink_.load();
-    if (!sink) return;
-    sink->on_refusal(
-        Refusal{op, std::string(path), caller, process_name(caller.pid), reason, count, now});
+    sink->on_refusal(Refusal{op, std::string(path), caller, std::move(process), reason, 1, now});
   } catch (...) {
     // Reporting must never turn a refusal into a crash of the filesystem thread.
   }

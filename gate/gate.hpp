@@ -95,8 +95,8 @@ class Gate {
 
   void set_sink(GateEventSink* sink) noexcept;  // nullptr detaches
 
-  // Filesystem side. Refusals with the same (pid, op, path) within the coalescing
-  // window are counted, not repeated.
+  // Filesystem side. Every refusal is passed on (the sink coalesces and counts);
+  // the process name of a (pid, op, path) is read once per coalescing window.
   void report_refusal(Op op, std::string_view path, const Caller& caller,
                       DenyReason reason) noexcept;
   void report_write_closed(WriteClosed closed) noexcept;
@@ -111,7 +111,7 @@ class Gate {
 
   struct RecentRefusal {
     int64_t first_ms = 0;
-    uint64_t suppressed = 0;
+    std::string process;
   };
   static constexpr size_t kMaxRecent = 4096;
   std::mutex recent_mu_;

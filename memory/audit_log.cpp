@@ -130,6 +130,43 @@ std::optional<Anchor> read_anchor(SqliteDb& db) {
   return Anchor{static_cast<std::uint64_t>(stmt.column_int64(0)), stmt.column_text(1)};
 }
 
+// What the chain itself says was lost: an "audit_lost" record (a batch that could
+// not be appended), a "reports_dropped" record (gate reports that came after the
+// stop) and a "dropped_before" count (an event queue that overflowed).
+struct Losses {
+  std::uint64_t count = 0;
+  std::string detail;
+};
+
+void note_loss(std::uint64_t seq, const json& event, Losses& losses) {
+  if (!event.is_object()) return;
+  auto number = [&](const char* key) -> std::uint64_t {
+    auto it = event.find(key);
+    return it != event.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
+  };
+  const auto type = event.find("type");
+  const std::string kind = type != event.end() && type->is_string() ? type->get<std::string>() : "";
+  std::uint64_t n = 0;
+  std::string what;
+  if (kind == "audit_lost") {
+    n = number("count");
+    auto types = event.find("types");
+    what = " (" + (types != event.end() ? base::json_text(*types) : std::string("?")) + ")";
+  } else if (kind == "reports_dropped") {
+    n = number("count");
+    what = " gate report(s): " + std::to_string(number("write_closed")) + " write_closed, " +
+           std::to_string(number("refusals")) + " refusals";
+  }
+  if (const std::uint64_t before = number("dropped_before"); before > 0) {
+    n += before;
+    what += " (" + std::to_string(before) + " dropped before it)";
+  }
+  if (n == 0) return;
+  losses.count += n;
+  if (!losses.detail.empty()) losses.detail += "; ";
+  losses.detail += "seq " + std::to_string(seq) + ": " + std::to_string(n) + " lost" + what;
+}
+
 VerifyResult bad(std::size_t records, std::size_t line, std::string kind, std::string message) {
   return VerifyResult{false, records, line, std::move(kind), std::move(message)};
 }
@@ -265,6 +302,7 @@ VerifyResult AuditLog::verify() {
   std::uint64_t prev_seq = 0;
   std::string prev_hash = kZeroHash;
   std::size_t records = 0;
+  Losses losses;
   for (std::size_t i = 0; i < parsed.size(); ++i) {
     const std::size_t line_no = i + 1;
     if (!parsed[i]) {
@@ -313,6 +351,7 @@ VerifyResult AuditLog::verify() {
     prev_seq = rec.seq;
     prev_hash = rec.hash;
     ++records;
+    note_loss(rec.seq, rec.event, losses);
   }
 
   if (anchor) {
@@ -326,6 +365,12 @@ VerifyResult AuditLog::verify() {
           records, parsed.size(), "edited",
           "the last record (seq " + std::to_string(prev_seq) + ") is not the one that was written");
     }
+  }
+  if (losses.count > 0) {
+    // The chain is whole, but it says that events never reached it.
+    return bad(records, 0, "lost",
+               "the chain is intact but records that " + std::to_string(losses.count) +
+                   " event(s) were lost before they reached it: " + losses.detail);
   }
   return VerifyResult{
       true, records, 0, {}, "audit chain intact: " + std::to_string(records) + " records"};

@@ -42,7 +42,9 @@ struct VerifyResult {
   bool ok = true;
   std::size_t records = 0;         // records read that passed every check
   std::size_t first_bad_line = 0;  // 1-based; 0 when ok
-  // "edited", "deleted", "reordered", "truncated" or "malformed"; empty when ok
+  // "edited", "deleted", "reordered", "truncated" or "malformed"; "lost" when the
+  // chain is whole but records that events were lost before reaching it (an
+  // "audit_lost" or "reports_dropped" record, a "dropped_before" count); empty when ok
   std::string kind;
   std::string message;
 };

@@ -13,13 +13,18 @@ std::string or_none(const std::string& text) {
   return text.empty() ? "(none recorded)" : text;
 }
 
-// dump() escapes control characters, so the marker stays on one line; "-->" inside a
-// string could end the HTML comment early, so '>' is written as \u003e.
+// dump() escapes control characters, so the marker stays on one line. Inside it,
+// '<', '>' and '&' are written as \u003c, \u003e, \u0026: neither "<!--" (the
+// marker's own opening) nor "-->" can occur in the payload, whatever the text.
 std::string escape_marker(const std::string& json) {
   std::string safe;
   for (char c : json) {
-    if (c == '>') {
+    if (c == '<') {
+      safe += "\\u003c";
+    } else if (c == '>') {
       safe += "\\u003e";
+    } else if (c == '&') {
+      safe += "\\u0026";
     } else {
       safe += c;
     }
@@ -75,13 +80,20 @@ std::string task_end_ref(const std::string& task_id) {
   return "end:" + task_id;
 }
 
+// Only the last line is read: the daemon writes the marker there, after every
+// line of free text, so a marker quoted in a summary, a step or a description
+// (earlier lines, or inside the marker's own JSON) is never taken for it.
 std::optional<nlohmann::json> parse_checkpoint_marker(std::string_view text) {
-  const size_t open = text.rfind(kMarkerOpen);
-  if (open == std::string_view::npos) return std::nullopt;
-  const size_t start = open + kMarkerOpen.size();
-  const size_t close = text.find(kMarkerClose, start);
-  if (close == std::string_view::npos) return std::nullopt;
-  auto parsed = nlohmann::json::parse(text.substr(start, close - start), nullptr, false);
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  const size_t newline = text.rfind('\n');
+  const std::string_view line = newline == std::string_view::npos ? text : text.substr(newline + 1);
+  if (!line.starts_with(kMarkerOpen) || !line.ends_with(kMarkerClose) ||
+      line.size() < kMarkerOpen.size() + kMarkerClose.size()) {
+    return std::nullopt;
+  }
+  auto parsed = nlohmann::json::parse(
+      line.substr(kMarkerOpen.size(), line.size() - kMarkerOpen.size() - kMarkerClose.size()),
+      nullptr, false);
   if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
   return parsed;
 }

@@ -1,6 +1,9 @@
 // The text of a checkpoint: a human part a person (or the next agent) reads to
 // pick up the work, ending in one machine-readable marker line:
 //   <!-- longrun-state: {"task_id":…,"status":…,"access_mode":"read_only",…} -->
+// The marker is always the last line, and its JSON has '<', '>' and '&' escaped,
+// so free text (which only ever comes before it) cannot imitate or cut it; only
+// the last line is read back.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -27,7 +30,8 @@ std::string render_checkpoint(const TaskState& state, const CheckpointNotes& not
 std::string render_task_end(const TaskState& state, const std::string& reason);
 std::string task_end_ref(const std::string& task_id);
 
-// The marker of a checkpoint text, or nullopt when there is none or it is not JSON.
+// The marker on the last line of a checkpoint text, or nullopt when that line is
+// not one or its payload is not a JSON object.
 std::optional<nlohmann::json> parse_checkpoint_marker(std::string_view text);
 
 }  // namespace leasefs::gate

@@ -12,6 +12,7 @@ std::optional<nlohmann::json> EventQueue::pop(std::chrono::milliseconds timeout)
   if (events_.empty()) return std::nullopt;
   nlohmann::json event = std::move(events_.front());
   events_.pop_front();
+  if (lossless_) space_cv_.notify_one();
   if (dropped_ > 0) {
     event["dropped_before"] = dropped_;
     dropped_ = 0;
@@ -21,7 +22,8 @@ std::optional<nlohmann::json> EventQueue::pop(std::chrono::milliseconds timeout)
 
 void EventQueue::push(const nlohmann::json& event) {
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    if (lossless_) space_cv_.wait(lock, [&] { return closed_ || events_.size() < capacity_; });
     if (closed_) return;
     if (events_.size() >= capacity_) {
       events_.pop_front();
@@ -38,6 +40,7 @@ void EventQueue::close() {
     closed_ = true;
   }
   cv_.notify_all();
+  space_cv_.notify_all();
 }
 
 bool EventQueue::closed() const {
@@ -54,6 +57,13 @@ void EventBus::publish(nlohmann::json event) {
 
 std::shared_ptr<EventQueue> EventBus::subscribe(size_t capacity) {
   auto q = std::make_shared<EventQueue>(capacity);
+  std::lock_guard lock(mu_);
+  queues_.push_back(q);
+  return q;
+}
+
+std::shared_ptr<EventQueue> EventBus::subscribe_lossless(size_t capacity) {
+  auto q = std::make_shared<EventQueue>(capacity, true);
   std::lock_guard lock(mu_);
   queues_.push_back(q);
   return q;

@@ -18,7 +18,9 @@ namespace leasefs::gate {
 
 class EventQueue {
  public:
-  explicit EventQueue(size_t capacity) : capacity_(capacity) {}
+  // A lossless queue (the audit's) never drops: push() waits for room instead.
+  explicit EventQueue(size_t capacity, bool lossless = false)
+      : capacity_(capacity), lossless_(lossless) {}
 
   // Next event, or nullopt after `timeout` or once closed and drained.
   std::optional<nlohmann::json> pop(std::chrono::milliseconds timeout);
@@ -29,8 +31,10 @@ class EventQueue {
  private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  std::condition_variable space_cv_;
   std::deque<nlohmann::json> events_;
   size_t capacity_;
+  bool lossless_ = false;
   uint64_t dropped_ = 0;
   bool closed_ = false;
 };
@@ -40,6 +44,9 @@ class EventBus {
   // Every event gets "type" and "ts_ms" if missing, and a growing "seq".
   void publish(nlohmann::json event);
   std::shared_ptr<EventQueue> subscribe(size_t capacity = 1024);
+  // A subscriber that must see every event (the audit): publishing waits while
+  // its queue is full.
+  std::shared_ptr<EventQueue> subscribe_lossless(size_t capacity);
   void unsubscribe(const std::shared_ptr<EventQueue>& queue);
   void close_all();
 

@@ -11,6 +11,7 @@
 #include "memory/ledger_error.hpp"
 #include "memory/memory_error.hpp"
 #include "service/checkpoint_text.hpp"
+#include "service/md_quote.hpp"
 #include "service/status_report.hpp"
 
 namespace leasefs::gate {
@@ -192,8 +193,8 @@ void Service::write_status() {
   try {
     std::string text = render_status_md(state_, refusals_, now_ms());
     if (!state_error_.empty()) {
-      text = "# STATE UNREADABLE: the tree is read-only for everyone\n\n" + state_error_ + ".\n\n" +
-             kStateRepairHint + "\n\n" + text;
+      text = "# STATE UNREADABLE: the tree is read-only for everyone\n\nError: " +
+             md_quote(state_error_) + "\n\n" + kStateRepairHint + "\n\n" + text;
     }
     store_.write_file("status.md", text, false);
   } catch (const std::exception& e) {
@@ -761,11 +762,22 @@ void Service::recover_from_memory() {
 }
 
 void Service::note_refusal(const json& refusal) {
+  note_refusals({refusal});
+}
+
+void Service::note_refusals(const std::vector<json>& refusals, uint64_t extra) {
+  if (refusals.empty() && extra == 0) return;
   std::lock_guard lock(mu_);
-  refusals_.push_back(refusal);
-  const json count = refusal.value("count", json(1));
-  refusals_total_ += count.is_number_unsigned() ? count.get<uint64_t>() : 1;
-  if (refusals_.size() > kRecentRefusals) refusals_.erase(refusals_.begin());
+  refusals_total_ += extra;
+  for (const json& refusal : refusals) {
+    refusals_.push_back(refusal);
+    const json count = refusal.value("count", json(1));
+    refusals_total_ += count.is_number_unsigned() ? count.get<uint64_t>() : 1;
+  }
+  if (refusals_.size() > kRecentRefusals) {
+    refusals_.erase(refusals_.begin(), refusals_.begin() + static_cast<std::ptrdiff_t>(
+                                                               refusals_.size() - kRecentRefusals));
+  }
   write_status();
 }
 

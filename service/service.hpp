@@ -87,6 +87,9 @@ class Service {
   TaskState state() const;
   // Recent refusals, newest last, for status and status.md.
   void note_refusal(const nlohmann::json& refusal);
+  // The same for a batch (one status.md write for all of them).
+  // `extra` counts refusals beyond these (folded away to keep the batch bounded).
+  void note_refusals(const std::vector<nlohmann::json>& refusals, uint64_t extra = 0);
 
  private:
   // Persists `next`, publishes its snapshot, then makes it current. On a failed

@@ -2,30 +2,34 @@
 
 #include <sstream>
 
+#include "service/md_quote.hpp"
+
 namespace leasefs::gate {
 
 std::string render_status_md(const TaskState& s, const std::vector<nlohmann::json>& refusals,
                              int64_t now_ms) {
   std::ostringstream out;
+  // Every string that did not come from the daemon itself goes through md_quote():
+  // each line below begins with text the daemon wrote (md_quote.hpp).
   out << "# leasefs status\n\n";
   if (!s.has_task()) {
     out << "No task. Writes are refused until a task is started (`leasectl start "
            "\"what you will do\"`) and a person grants a lease.\n";
   } else {
-    out << "Task: " << s.task_id << " — " << s.description << "\n";
+    out << "Task: " << md_quote(s.task_id) << " — " << md_quote(s.description) << "\n";
     out << "Status: " << to_string(s.status) << "\n";
     out << "Turn: " << s.turn_index << "\n";
-    if (!s.next_step.empty()) out << "Next step: " << s.next_step << "\n";
+    if (!s.next_step.empty()) out << "Next step: " << md_quote(s.next_step) << "\n";
   }
   out << "\n## Lease for turn " << s.turn_index << "\n";
   bool any = false;
   for (const auto& g : s.grants) {
     if (g.turn != s.turn_index) continue;
     any = true;
-    out << "- " << g.id << ": \"" << g.reason << "\"";
+    out << "- " << md_quote(g.id) << ": " << md_quote(g.reason);
     if (!g.paths.empty()) {
       out << " paths:";
-      for (const auto& p : g.paths) out << " " << p;
+      for (const auto& p : g.paths) out << " " << md_quote(p);
     }
     if (g.ops != kAllOps) {
       out << " ops:";
@@ -43,9 +47,9 @@ std::string render_status_md(const TaskState& s, const std::vector<nlohmann::jso
   out << "\n## Last refusals\n";
   if (refusals.empty()) out << "None.\n";
   for (const auto& r : refusals) {
-    out << "- " << r.value("op", "?") << " " << r.value("path", "?") << " by "
-        << r.value("process", "?") << " (pid " << r.value("pid", 0)
-        << "): " << r.value("reason", "?");
+    out << "- " << md_quote(r.value("op", "?")) << " " << md_quote(r.value("path", "?")) << " by "
+        << md_quote(r.value("process", "?")) << " (pid " << r.value("pid", 0)
+        << "): " << md_quote(r.value("reason", "?"));
     if (r.value("count", 1) > 1) out << " ×" << r.value("count", 1);
     out << "\n";
   }

@@ -1,0 +1,30 @@
+// Text chosen by someone other than an approver (reasons, task and checkpoint
+// text, file and process names, who asked), made inert for Markdown: status.md
+// shows it as one inline code span, so it can never begin a line, a heading, a
+// list item, a fence, an HTML comment or a link, and nothing in it is markup.
+//
+// The scheme, in order:
+//  1. escape: a backslash becomes \\; \n \r \t become \n \r \t; other C0
+//     controls, DEL and bytes that are not UTF-8 become \xNN; C1 controls, bidi
+//     embeddings, overrides and isolates, zero-width characters, line and
+//     paragraph separators and the BOM become \u{XXXX}. The result is one line
+//     of printable text.
+//  2. quote: wrap it in a run of backticks one longer than the longest run
+//     inside, with a space on each side (CommonMark strips exactly one space on
+//     each side, so text that begins or ends with a backtick stays intact).
+// The same text always gives the same quote, so a reader can copy it back.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace leasefs::gate {
+
+// Step 1 alone: one printable line, escapes unambiguous.
+std::string escape_untrusted(std::string_view text);
+
+// Steps 1 and 2: an inline code span for status.md (and any Markdown the
+// daemon writes).
+std::string md_quote(std::string_view text);
+
+}  // namespace leasefs::gate
