@@ -106,6 +106,14 @@ After after_from_tree(int root, const std::string& path) {
   return a;
 }
 
+bool readable_by(const std::optional<std::pair<uint32_t, uint32_t>>& reader, uint32_t mode,
+                 uint32_t uid, uint32_t gid) {
+  if (!reader) return true;
+  if (reader->first == uid) return (mode & S_IRUSR) != 0;
+  if (reader->second == gid) return (mode & S_IRGRP) != 0;
+  return (mode & S_IROTH) != 0;
+}
+
 bool is_binary(const std::string& s) {
   return std::memchr(s.data(), '\0', std::min<size_t>(s.size(), 8192)) != nullptr;
 }
@@ -273,7 +281,11 @@ json diff(const Journal& journal, const DiffRequest& req) {
       const bool before_known = b.kind != "file" || before_content;
       const bool after_known = a.kind != "file" || after_content;
       c["content"] = true;
-      if (!before_known || !after_known) {
+      if ((b.kind == "file" && !readable_by(req.reader, b.mode, b.uid, b.gid)) ||
+          (a.kind == "file" && !readable_by(req.reader, a.mode, a.uid, a.gid))) {
+        lines.push_back("content of " + b.path + " changed (not shown: not readable by uid " +
+                        std::to_string(req.reader->first) + ")");
+      } else if (!before_known || !after_known) {
         lines.push_back("content of " + b.path + " changed (too large to show: " +
                         std::to_string(b.size) + " -> " + std::to_string(a.size) + " bytes)");
       } else if ((before_content && is_binary(*before_content)) ||

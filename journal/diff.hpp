@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,10 @@ struct DiffRequest {
   uint64_t turn = 0;
   std::vector<std::string> paths;  // prefixes; empty: all
   bool stat = false;               // no content diffs, one line per path
+  // Who asks, when not an approver: contents are shown only of files whose
+  // mode let this uid/gid read them, before and after (the journal must not
+  // hand an agent the old content of a file it could never read).
+  std::optional<std::pair<uint32_t, uint32_t>> reader;
 };
 
 // {"turn", "changes":[{path, change, ...}], "text": "..."}.

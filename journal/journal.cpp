@@ -325,13 +325,13 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
 }
 
 int Journal::before(uint64_t turn, std::string_view path, std::string_view origin) {
-  if (!options_.enabled || turn == 0 || !journaled_path(path)) return 0;
+  if (!options_.enabled || !journaled_path(path)) return 0;
   std::lock_guard lock(mu_);
   return record_locked(turn, std::string(path), origin);
 }
 
 int Journal::before_tree(uint64_t turn, std::string_view path, std::string_view origin) {
-  if (!options_.enabled || turn == 0 || !journaled_path(path)) return 0;
+  if (!options_.enabled || !journaled_path(path)) return 0;
   std::lock_guard lock(mu_);
   std::vector<std::string> todo{std::string(path)};
   while (!todo.empty()) {
@@ -352,7 +352,7 @@ int Journal::before_tree(uint64_t turn, std::string_view path, std::string_view 
 }
 
 void Journal::note_rename(uint64_t turn, std::string_view from, std::string_view to) {
-  if (!options_.enabled || turn == 0 || !journaled_path(from) || !journaled_path(to)) return;
+  if (!options_.enabled || !journaled_path(from) || !journaled_path(to)) return;
   std::lock_guard lock(mu_);
   if (open_turn_locked(turn) < 0) return;
   Entry e;
@@ -393,7 +393,7 @@ std::vector<uint64_t> Journal::turns() const {
   while (dirent* de = ::readdir(d)) {
     char* end = nullptr;
     unsigned long long t = std::strtoull(de->d_name, &end, 10);
-    if (end && *end == '\0' && t > 0) out.push_back(t);
+    if (end && end != de->d_name && *end == '\0') out.push_back(t);
   }
   ::closedir(d);
   std::sort(out.begin(), out.end());

@@ -115,7 +115,8 @@ class Journal {
   Options options_;
 
   mutable std::mutex mu_;
-  uint64_t turn_ = 0;  // the turn being recorded (0: none yet)
+  static constexpr uint64_t kNoTurn = ~uint64_t{0};
+  uint64_t turn_ = kNoTurn;  // the turn being recorded
   base::UniqueFd turn_dir_;
   base::UniqueFd index_;
   uint64_t seq_ = 0;

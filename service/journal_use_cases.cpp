@@ -41,11 +41,12 @@ std::vector<std::string> normalized(const std::vector<std::string>& paths) {
 JournalUseCases::JournalUseCases(Service& service, journal::Journal& journal, EventBus& events)
     : service_(service), journal_(journal), events_(events) {}
 
-json JournalUseCases::diff(const DiffArgs& args, const Actor&) {
+json JournalUseCases::diff(const DiffArgs& args, const Actor& actor) {
   journal::DiffRequest req;
   req.turn = args.turn.value_or(service_.state().turn_index);
   req.paths = normalized(args.paths);
   req.stat = args.stat;
+  if (!actor.approver) req.reader = std::make_pair(actor.uid, actor.gid);
   json out = journal::diff(journal_, req);
   if (!journal_.enabled()) out["journal"] = "off";
   return out;
@@ -57,7 +58,6 @@ json JournalUseCases::undo(const UndoArgs& args, const Actor& actor) {
                 "undo: only an approver (root, the daemon's owner or a configured "
                 "--approver-uid/--approver-gid) may undo a turn");
   }
-  if (args.turn == 0) throw Error(Errc::kInvalidArgument, "undo needs --turn N (N >= 1)");
   std::lock_guard lock(undo_mu_);
   const TaskState state = service_.state();
   journal::UndoRequest req;
