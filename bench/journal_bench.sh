@@ -10,7 +10,7 @@
 #   env: JB_DIR (scratch, default /var/tmp), JB_FILES (2000), JB_REPEAT (3)
 set -euo pipefail
 
-BUILD=${1:-$(cd "$(dirname "$0")/.." && pwd)/build}
+BUILD=$(cd "${1:-$(dirname "$0")/../build}" && pwd)
 LEASEFS="$BUILD/daemon/leasefs"
 LEASECTL="$BUILD/leasectl/leasectl"
 [ -x "$LEASEFS" ] && [ -x "$LEASECTL" ] || { echo "leasefs/leasectl not built under $BUILD" >&2; exit 2; }
@@ -42,7 +42,8 @@ run_once() {  # mode workload -> seconds
     find "$root" -name 'f*' -path '*d1/*' -exec sh -c 'echo more >> "$1"' _ {} \;
   fi
   "$LEASEFS" mount "$root" --journal="$mode" >/dev/null
-  (cd "$root" && "$LEASECTL" start bench >/dev/null && "$LEASECTL" grant --reason bench >/dev/null)
+  (cd "$root" && "$LEASECTL" start bench >/dev/null && "$LEASECTL" grant --reason bench >/dev/null) ||
+    { echo "could not start and grant on $root" >&2; exit 1; }
   t0=$(now)
   case $what in
     create) (cd "$root" && for ((i = 0; i < FILES; i++)); do echo "$i" > "c$i"; done) ;;
@@ -50,6 +51,7 @@ run_once() {  # mode workload -> seconds
     commit) (cd "$root" && git add -A && git commit -qm bench) ;;
   esac
   t1=$(now)
+  [ "$mode" = off ] || [ -s "$root/.longrun/journal/0/index.jsonl" ] || { echo "no journal kept" >&2; exit 1; }
   "$LEASEFS" unmount "$root" >/dev/null
   rm -rf "$root"
   echo "$t1 - $t0" | bc -l

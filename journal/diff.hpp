@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "journal/journal.hpp"

@@ -179,6 +179,10 @@ Journal::Journal(int root_fd, int longrun_fd, Options options)
   ::fchmod(dir_.get(), 0700);
 }
 
+Journal::~Journal() {
+  if (index_ && unsynced_) ::fdatasync(index_.get());
+}
+
 void Journal::set_listener(std::function<void(const Entry&)> fn) {
   std::lock_guard lock(mu_);
   listener_ = std::move(fn);
@@ -200,6 +204,8 @@ int Journal::open_turn_locked(uint64_t turn) {
                               O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!idx) return -errno;
   if (::fsync(d.get()) != 0 || ::fsync(dir_.get()) != 0) return -errno;
+  if (index_ && unsynced_) ::fdatasync(index_.get());
+  unsynced_ = false;
   // A restart within a turn: what the turn already holds stays its first pre-image.
   const uint64_t previous = turn_;
   turn_ = turn;
@@ -254,7 +260,16 @@ int Journal::append_locked(Entry& e) {
   if (::write(index_.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
     return errno ? -errno : -EIO;
   }
-  if (::fdatasync(index_.get()) != 0) return -errno;
+  // "Did not exist" protects nothing a person had: its line is written (it
+  // survives a crash of the daemon) but synced with the next entry that does
+  // protect something, or when the turn's index is closed. Every other entry is
+  // on disk before its mutation runs.
+  if (e.kind == "absent" && options_.lazy_absent) {
+    unsynced_ = true;
+  } else {
+    if (::fdatasync(index_.get()) != 0) return -errno;
+    unsynced_ = false;
+  }
   bytes_ += line.size();
   base::failpoint("journal.after_index");
   return 0;

@@ -37,6 +37,9 @@ struct Options {
   uint64_t max_turn_bytes = uint64_t{4} << 30;    // past this, contents are "not undoable"
   uint64_t keep_turns = 50;                       // older turns are deleted
   uint64_t keep_bytes = uint64_t{16} << 30;       // and the oldest while over this
+  // "Did not exist" entries (creates) are written before their mutation but
+  // synced with the next entry that protects content or metadata (see append).
+  bool lazy_absent = true;
 };
 
 // One pre-image.
@@ -64,6 +67,7 @@ class Journal {
  public:
   // `root_fd` reaches the backing tree; `longrun_fd` its .longrun directory.
   Journal(int root_fd, int longrun_fd, Options options = {});
+  ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
@@ -121,6 +125,7 @@ class Journal {
   base::UniqueFd index_;
   uint64_t seq_ = 0;
   uint64_t bytes_ = 0;
+  bool unsynced_ = false;  // an index line written but not yet fdatasynced
   std::unordered_set<std::string> paths_;
   std::set<std::pair<uint64_t, uint64_t>> inodes_;
   std::vector<std::string> not_undoable_;

@@ -212,7 +212,13 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
     if (!e.undoable) {
       skipped.push_back({{"path", e.path}, {"why", e.why}});
     } else if (e.kind == "absent") {
-      removed.push_back(e.path);
+      // Only what is there to remove (a temporary the turn made and removed is not).
+      std::string name;
+      base::UniqueFd parent = open_parent(journal.root_fd(), e.path, &name);
+      struct stat st {};
+      if (parent && ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        removed.push_back(e.path);
+      }
     } else {
       restored.push_back(e.path);
     }

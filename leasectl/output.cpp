@@ -99,6 +99,17 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
                  st.red("a checkpoint is waiting: `leasectl checkpoint --retry-pending`").c_str());
   }
   std::fprintf(out, "%-10s %s\n", "memories", str(r, "memory_records", "0").c_str());
+  if (const json j = r.value("journal", json()); j.is_object()) {
+    const json bad = j.value("not_undoable", json::array());
+    std::fprintf(out, "%-10s %s\n", "journal",
+                 j.value("enabled", false)
+                     ? ("on, " + str(j, "bytes", "0") + " bytes this turn").c_str()
+                     : "off");
+    for (const auto& p : bad) {
+      std::fprintf(out, "  %s %s\n", st.red("not undoable").c_str(),
+                   inert(p.is_string() ? p.get<std::string>() : p.dump()).c_str());
+    }
+  }
   const json refusals = r.value("recent_refusals", json::array());
   if (!refusals.empty()) {
     // The total, and how many of the last ones follow.
