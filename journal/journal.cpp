@@ -206,6 +206,7 @@ int Journal::open_turn_locked(uint64_t turn) {
   if (::fsync(d.get()) != 0 || ::fsync(dir_.get()) != 0) return -errno;
   if (index_ && unsynced_) ::fdatasync(index_.get());
   unsynced_ = false;
+  pending_dirs_.clear();
   // A restart within a turn: what the turn already holds stays its first pre-image.
   const uint64_t previous = turn_;
   turn_ = turn;
@@ -252,7 +253,7 @@ int Journal::save_content_locked(int src, const struct stat& st, Entry& e) {
   return 0;
 }
 
-int Journal::append_locked(Entry& e) {
+int Journal::append_locked(Entry& e, bool lazy) {
   std::string line = e.to_json().dump();
   e.hash = base::sha256_hex(line);
   line += '\n';
@@ -264,26 +265,37 @@ int Journal::append_locked(Entry& e) {
   // survives a crash of the daemon) but synced with the next entry that does
   // protect something, or when the turn's index is closed. Every other entry is
   // on disk before its mutation runs.
-  if (e.kind == "absent" && options_.lazy_absent) {
+  if ((lazy || e.kind == "absent") && options_.lazy_absent) {
     unsynced_ = true;
+    if (e.kind == "dir") pending_dirs_.insert(e.path);
   } else {
     if (::fdatasync(index_.get()) != 0) return -errno;
     unsynced_ = false;
+    pending_dirs_.clear();
   }
   bytes_ += line.size();
   base::failpoint("journal.after_index");
   return 0;
 }
 
-int Journal::record_locked(uint64_t turn, const std::string& path, std::string_view origin) {
+int Journal::record_locked(uint64_t turn, const std::string& path, std::string_view origin,
+                           bool as_parent) {
   if (int r = open_turn_locked(turn); r < 0) return r;
-  if (paths_.contains(path)) return 0;
+  if (paths_.contains(path)) {
+    // A directory kept only as a parent is made durable before it is itself changed.
+    if (!as_parent && pending_dirs_.contains(path)) {
+      if (::fdatasync(index_.get()) != 0) return -errno;
+      unsynced_ = false;
+      pending_dirs_.clear();
+    }
+    return 0;
+  }
   // The directory holding it first: a create, unlink or rename changes its
   // times before any pre-image of the directory itself would be taken.
   if (const size_t slash = path.rfind('/'); slash != std::string::npos) {
     const std::string parent = path.substr(0, slash);
     if (!paths_.contains(parent)) {
-      if (int r = record_locked(turn, parent, origin); r < 0) return r;
+      if (int r = record_locked(turn, parent, origin, true); r < 0) return r;
     }
   }
   Entry e;
@@ -330,10 +342,14 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
       e.why = "not a file, directory or symlink";
     }
   }
-  if (int r = append_locked(e); r < 0) return r;
+  // A directory kept because an entry in it changes protects only its times
+  // (its entries are kept one by one): synced with the next protecting entry,
+  // or before the directory itself is changed (above).
+  const bool lazy = as_parent && e.kind == "dir";
+  if (int r = append_locked(e, lazy); r < 0) return r;
   seq_ = e.seq;
   paths_.insert(path);
-  if (e.kind == "file" || e.kind == "dir") inodes_.insert({st.st_dev, st.st_ino});
+  if (e.kind == "file" || (e.kind == "dir" && !lazy)) inodes_.insert({st.st_dev, st.st_ino});
   if (!e.undoable) not_undoable_.push_back(path);
   if (listener_) listener_(e);
   return 0;

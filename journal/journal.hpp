@@ -108,9 +108,10 @@ class Journal {
   void prune(uint64_t current);
 
  private:
-  int record_locked(uint64_t turn, const std::string& path, std::string_view origin);
+  int record_locked(uint64_t turn, const std::string& path, std::string_view origin,
+                    bool as_parent = false);
   int open_turn_locked(uint64_t turn);
-  int append_locked(Entry& e);
+  int append_locked(Entry& e, bool lazy);
   int save_content_locked(int src, const struct stat& st, Entry& e);
 
   base::UniqueFd root_;
@@ -125,7 +126,8 @@ class Journal {
   base::UniqueFd index_;
   uint64_t seq_ = 0;
   uint64_t bytes_ = 0;
-  bool unsynced_ = false;  // an index line written but not yet fdatasynced
+  bool unsynced_ = false;                         // an index line written but not yet fdatasynced
+  std::unordered_set<std::string> pending_dirs_;  // directories among those lines
   std::unordered_set<std::string> paths_;
   std::set<std::pair<uint64_t, uint64_t>> inodes_;
   std::vector<std::string> not_undoable_;
