@@ -7,7 +7,7 @@ namespace leasefs {
 
 namespace {
 
-constexpr std::array<std::pair<Errc, std::string_view>, 25> kNames{{
+constexpr std::array<std::pair<Errc, std::string_view>, 26> kNames{{
     {Errc::kInvalidTransition, "invalid_transition"},
     {Errc::kStateCorrupt, "state_corrupt"},
     {Errc::kRootLocked, "root_locked"},
@@ -33,6 +33,7 @@ constexpr std::array<std::pair<Errc, std::string_view>, 25> kNames{{
     {Errc::kBusy, "busy"},
     {Errc::kIdempotencyConflict, "idempotency_conflict"},
     {Errc::kAuditBroken, "audit_broken"},
+    {Errc::kUndoConflict, "undo_conflict"},
 }};
 
 }  // namespace

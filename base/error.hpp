@@ -39,6 +39,8 @@ enum class Errc {
   kBusy,
   kIdempotencyConflict,
   kAuditBroken,
+  // The journal.
+  kUndoConflict,
 };
 
 // "invalid_transition", "bad_request", ...

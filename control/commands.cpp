@@ -13,6 +13,7 @@
 #include "memory/ledger_error.hpp"
 #include "memory/memory_error.hpp"
 #include "protocol/arg_text.hpp"
+#include "service/journal_use_cases.hpp"
 #include "service/service.hpp"
 
 namespace leasefs::gate::control {
@@ -177,6 +178,7 @@ json handle_status(CommandContext& ctx, const json& args, const Actor&) {
   a.finish();
   json out = service(ctx).status();
   if (ctx.control_stats) out["budget_refusals"] = ctx.control_stats();
+  if (ctx.journal) out["journal"] = ctx.journal->status();
   return out;
 }
 

@@ -20,7 +20,8 @@
 
 namespace leasefs::gate {
 class Service;
-}
+class JournalUseCases;
+}  // namespace leasefs::gate
 
 namespace leasefs::gate::control {
 
@@ -31,7 +32,13 @@ struct CommandContext {
   std::function<nlohmann::json()> audit_verify;
   // What the control socket's budgets refused so far (shown by `status`); may be empty.
   std::function<nlohmann::json()> control_stats;
+  // The journal's diff and undo; null when the daemon keeps no journal.
+  JournalUseCases* journal = nullptr;
 };
+
+// Handlers kept in files of their own (control/commands_<group>.cpp).
+nlohmann::json handle_diff(CommandContext& ctx, const nlohmann::json& args, const Actor& actor);
+nlohmann::json handle_undo(CommandContext& ctx, const nlohmann::json& args, const Actor& actor);
 
 using Handler = nlohmann::json (*)(CommandContext& ctx, const nlohmann::json& args,
                                    const Actor& actor);

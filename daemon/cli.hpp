@@ -22,6 +22,12 @@ struct MountCommand {
   // Mount over a root that processes already reach (cwd, root, fds, mappings);
   // those processes keep ungated access to the tree beneath (busy_root.hpp).
   bool allow_busy = false;
+  // The per-turn journal: --journal=on|off and its bounds.
+  std::string journal = "on";
+  uint64_t journal_max_file_mb = 256;
+  uint64_t journal_max_turn_mb = 4096;
+  uint64_t journal_keep_turns = 50;
+  uint64_t journal_keep_mb = 16384;
 };
 
 int run_mount(const MountCommand& cmd);

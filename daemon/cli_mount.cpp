@@ -214,6 +214,11 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   ro.socket_path = cmd.socket;
   ro.approver_uids = cmd.approver_uids;
   ro.approver_gids = cmd.approver_gids;
+  ro.journal.enabled = cmd.journal != "off";
+  ro.journal.max_file_bytes = cmd.journal_max_file_mb << 20;
+  ro.journal.max_turn_bytes = cmd.journal_max_turn_mb << 20;
+  ro.journal.keep_turns = cmd.journal_keep_turns;
+  ro.journal.keep_bytes = cmd.journal_keep_mb << 20;
   if (agent) {
     // The agent's group reads status.md and reaches the socket; nothing the daemon
     // creates is anyone else's (FUSE workers keep their own umask, see filesystem.cpp).
@@ -243,7 +248,9 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
       }
     }
     Filesystem fs(root_fd.get(), runtime.gate());
+    fs.set_journal(runtime.journal());
     runtime.set_file_plane_status([&fs, &busy] { return file_plane_status(fs, busy); });
+    runtime.set_undo_touch([&fs](const std::string& path) { fs.drop_cached(path); });
     if (busy.watch) {
       spdlog::warn(
           "mounted over {} with --allow-busy: processes already inside keep ungated "
@@ -252,7 +259,10 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     }
     struct ForgetFs {  // status must not reach `fs` once it is gone
       gate::Runtime& runtime;
-      ~ForgetFs() { runtime.set_file_plane_status(nullptr); }
+      ~ForgetFs() {
+        runtime.set_file_plane_status(nullptr);
+        runtime.set_undo_touch(nullptr);
+      }
     } forget_fs{runtime};
     MountOptions mo;
     mo.fsname = root;

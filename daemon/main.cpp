@@ -60,6 +60,22 @@ int main(int argc, char** argv) {
                   "mount over ROOT even while processes are inside it; WEAKENS THE GATE: "
                   "those processes keep writing the tree beneath without a lease");
 
+  mount
+      ->add_option("--journal", m.journal,
+                   "keep the per-turn journal that `leasectl diff` and `undo` read (default on)")
+      ->check(CLI::IsMember({"on", "off"}));
+  mount->add_option("--journal-max-file-mb", m.journal_max_file_mb,
+                    "a file larger than this is journaled as not undoable (default 256)");
+  mount->add_option(
+      "--journal-max-turn-mb", m.journal_max_turn_mb,
+      "past this much copied content in a turn, files are not undoable (default 4096)");
+  mount
+      ->add_option("--journal-keep-turns", m.journal_keep_turns,
+                   "turns whose journal is kept (default 50)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  mount->add_option("--journal-keep-mb", m.journal_keep_mb,
+                    "older turns are dropped while the journal is larger (default 16384)");
+
   std::string unmount_path;
   auto* unmount = app.add_subcommand("unmount", "stop the daemon serving PATH and unmount it");
   unmount->add_option("PATH", unmount_path, "the mount")->required();

@@ -32,6 +32,7 @@
 #include "protocol/daemon_discovery.hpp"
 #include "protocol/socket_path.hpp"
 #include "service/event_bus.hpp"
+#include "service/journal_use_cases.hpp"
 #include "service/longrun_dir.hpp"
 #include "service/service.hpp"
 #include "service/state_store.hpp"
@@ -109,6 +110,19 @@ struct Runtime::Impl {
       dir.share_with(options.agent_gid);
       if (auto done = exclude_longrun_from_git(root_fd)) spdlog::info("{}", *done);
       service = std::make_unique<Service>(store, memory, &ledger, gate, bus);
+      if (options.journal.enabled) {
+        journal = std::make_unique<journal::Journal>(root_fd, dir.fd(), options.journal);
+        // Each entry's hash goes to the audit chain; one not undoable is said in watch.
+        journal->set_listener([this](const journal::Entry& e) {
+          nlohmann::json ev = {{"type", "journal"},     {"turn", e.turn}, {"seq", e.seq},
+                               {"path", e.path},        {"kind", e.kind}, {"hash", e.hash},
+                               {"undoable", e.undoable}};
+          if (!e.why.empty()) ev["why"] = e.why;
+          if (!e.origin.empty()) ev["origin"] = e.origin;
+          bus.publish(std::move(ev));
+        });
+        journal_cases = std::make_unique<JournalUseCases>(*service, *journal, bus);
+      }
       pump = std::make_unique<control::GateEventPump>(service.get(), bus, options.hash_limit_bytes);
       pump->start();
       gate.set_sink(pump.get());
@@ -116,6 +130,7 @@ struct Runtime::Impl {
       ctx.service = service.get();
       ctx.audit_verify = [this] { return verify_result_json(audit.verify()); };
       ctx.control_stats = [c = budget_counters] { return c->to_json(); };
+      ctx.journal = journal_cases.get();
       dispatcher = std::make_unique<control::Dispatcher>(std::move(ctx), &memo);
     } catch (...) {
       shutdown();
@@ -246,6 +261,8 @@ struct Runtime::Impl {
   std::thread audit_thread;
   StoreMemo memo;
   std::unique_ptr<Service> service;
+  std::unique_ptr<journal::Journal> journal;
+  std::unique_ptr<JournalUseCases> journal_cases;
   std::unique_ptr<control::GateEventPump> pump;
   std::unique_ptr<control::Dispatcher> dispatcher;
   std::unique_ptr<control::Server> server;
@@ -267,6 +284,14 @@ void Runtime::set_file_plane_status(std::function<nlohmann::json()> fn) {
 
 Gate& Runtime::gate() noexcept {
   return impl_->gate;
+}
+
+journal::Journal* Runtime::journal() noexcept {
+  return impl_->journal.get();
+}
+
+void Runtime::set_undo_touch(std::function<void(const std::string&)> fn) {
+  if (impl_->journal_cases) impl_->journal_cases->set_touch(std::move(fn));
 }
 
 std::string Runtime::longrun_path(std::string_view name) const {

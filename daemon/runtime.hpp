@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gate/gate.hpp"
+#include "journal/journal.hpp"
 
 namespace leasefs::gate {
 
@@ -38,6 +39,8 @@ struct RuntimeOptions {
   uint64_t hash_limit_bytes = uint64_t{64} << 20;
   // fdatasync the audit log after every event.
   bool audit_fsync = true;
+  // The per-turn journal (.longrun/journal); enabled = false: none is kept.
+  journal::Options journal;
 };
 
 class Runtime {
@@ -51,6 +54,11 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   Gate& gate() noexcept;
+  // The journal the filesystem records into; nullptr when it is off.
+  journal::Journal* journal() noexcept;
+  // Told of each path an undo changes, before and after (the filesystem's
+  // kernel caches); nullptr detaches.
+  void set_undo_touch(std::function<void(const std::string&)> fn);
   const std::string& socket_path() const noexcept;
   // A path to `name` in the root's .longrun/ that reaches the tree underneath a
   // mount (for the daemon's own log file).

@@ -232,6 +232,9 @@ int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::st
                  gate::to_string(v.reason));
     return -EACCES;
   }
+  if (journal_) {
+    if (int r = name.empty() ? journal_inode(base) : journal_entry(base, name); r < 0) return r;
+  }
   if (grant_id) *grant_id = std::move(v.grant_id);
   return 0;
 }
@@ -254,6 +257,7 @@ int Filesystem::gate_path(gate::Op op, std::string_view path, const gate::Caller
     gate_.report_refusal(op, path, caller, v.reason);
     return -EACCES;
   }
+  if (int r = journal_path(path); r < 0) return r;
   if (grant_id) *grant_id = std::move(v.grant_id);
   return 0;
 }

@@ -26,6 +26,10 @@
 #include "fuse/temp_siblings.hpp"
 #include "gate/gate.hpp"
 
+namespace leasefs::journal {
+class Journal;
+}
+
 namespace leasefs::fuse {
 
 struct FsOptions {
@@ -134,6 +138,19 @@ class Filesystem final : public gate::PublishListener {
     return gate_inode(op, *handle.inode, caller);
   }
 
+  // The per-turn journal (journal/journal.hpp), if any; set before mounting.
+  // Every mutation the gate allows first has its pre-image recorded
+  // (fuse/journal_hooks.cpp); the journal_* helpers return 0, or -errno when it
+  // could not be kept, and then the mutation does not happen.
+  void set_journal(journal::Journal* journal) noexcept { journal_ = journal; }
+  int journal_inode(const Inode& inode);
+  int journal_entry(const Inode& parent, std::string_view name);
+  int journal_path(std::string_view path);
+  int journal_rename(const Inode& from, const char* name, const Inode& to, const char* newname);
+  // The daemon changed `path` underneath (undo): the kernel drops what it cached
+  // of the name and of the object. Not from a filesystem worker.
+  void drop_cached(const std::string& path) noexcept;
+
   // Open files. The filesystem owns every handle it hands the kernel, so that
   // handles the kernel never releases (a lazy unmount while files are still open)
   // are freed with it rather than leaked.
@@ -158,6 +175,7 @@ class Filesystem final : public gate::PublishListener {
             const gate::Caller& caller, std::string* grant_id);
 
   gate::Gate& gate_;
+  journal::Journal* journal_ = nullptr;
   FsOptions options_;
   Inode root_;
   std::string root_prefix_;         // backing path of the root, as /proc/self/fd shows it

@@ -42,6 +42,12 @@ void InodeTable::forget(Inode* inode, uint64_t n) {
   }
 }
 
+const Inode* InodeTable::find(dev_t dev, ino_t ino) const {
+  std::lock_guard lock(mu_);
+  auto it = inodes_.find(Key{dev, ino});
+  return it == inodes_.end() ? nullptr : it->second.get();
+}
+
 size_t InodeTable::size() const {
   std::lock_guard lock(mu_);
   return inodes_.size();

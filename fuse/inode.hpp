@@ -65,6 +65,9 @@ class InodeTable {
   // Drops `n` lookup references; the inode (and its fd) goes away at zero.
   void forget(Inode* inode, uint64_t n);
   size_t size() const;
+  // The inode for (dev, ino), if the kernel knows one; only its address is
+  // meant to be used (a node id), the inode may be forgotten at once.
+  const Inode* find(dev_t dev, ino_t ino) const;
 
  private:
   struct Key {

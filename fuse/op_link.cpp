@@ -33,6 +33,7 @@ int do_link(fuse_req_t req, Filesystem& fs, Inode& inode, Inode& dir, const char
     fs.gate().report_refusal(refused.op, refused.path, caller, v.reason);
     return -EACCES;
   }
+  if (int res = fs.journal_entry(dir, name); res < 0) return res;
   // AT_EMPTY_PATH on an O_PATH fd needs CAP_DAC_READ_SEARCH; the /proc path works
   // for everyone else.
   static const bool is_root = ::geteuid() == 0;

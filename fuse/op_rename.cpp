@@ -43,6 +43,7 @@ int rename_temp_sibling(Filesystem& fs, const TempSibling& sibling, Inode& from,
     fs.gate().report_refusal(gate::Op::kRename, to_path, caller, v.reason);
     return -EACCES;
   }
+  if (int res = fs.journal_rename(from, name, to, newname); res < 0) return res;
   if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) != 0) return -errno;
   fs.temp_siblings().erase(sibling.dev, sibling.ino);
   return 0;
@@ -86,6 +87,7 @@ int do_rename(fuse_req_t req, Filesystem& fs, Inode& from, const char* name, Ino
                    gate::op_name(refused.op), refused.path, gate::to_string(v.reason));
       return -EACCES;
     }
+    if (int res = fs.journal_rename(from, name, to, newname); res < 0) return res;
     unsigned int run_flags = flags;
     const bool guard_target = !plan.exchange && plan.target == gate::RenameTarget::kAbsent &&
                               (flags & RENAME_NOREPLACE) == 0;

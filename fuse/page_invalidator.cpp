@@ -39,6 +39,11 @@ void PageInvalidator::now(const std::vector<fuse_ino_t>& inos) {
   for (fuse_ino_t ino : inos) notify(ino);
 }
 
+void PageInvalidator::entry_now(fuse_ino_t parent, const std::string& name) {
+  std::lock_guard lock(session_mu_);
+  if (session_) fuse_lowlevel_notify_inval_entry(session_, parent, name.c_str(), name.size());
+}
+
 void PageInvalidator::run() {
   std::unique_lock lock(mu_);
   for (;;) {

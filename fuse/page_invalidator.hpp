@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -36,6 +37,8 @@ class PageInvalidator {
   // Flushes and drops the pages of each of `inos` now, in the calling thread
   // (which must not be a filesystem worker).
   void now(const std::vector<fuse_ino_t>& inos);
+  // Drops the kernel's entry for `name` in `parent` now (calling thread as for now()).
+  void entry_now(fuse_ino_t parent, const std::string& name);
 
  private:
   void run();

@@ -460,6 +460,34 @@ int main(int argc, char** argv) {
     if (!o.keywords.empty()) call.args["keywords"] = o.keywords;
   });
 
+  // diff and undo: the journal.
+  std::optional<uint64_t> turn_n;
+  bool diff_stat = false, undo_force = false, undo_dry_run = false;
+  std::vector<std::string> journal_paths;
+  auto* diff_cmd = subs.at("diff");
+  diff_cmd->add_option("--turn", turn_n, "the turn (default: the current one)");
+  diff_cmd->add_flag("--stat", diff_stat, "one line per changed path, no contents");
+  diff_cmd->add_option("PATH", journal_paths, "only these paths (and what is beneath them)");
+  diff_cmd->callback([&] {
+    call = {"diff", json::object()};
+    if (turn_n) call.args["turn"] = *turn_n;
+    if (diff_stat) call.args["stat"] = true;
+    if (!journal_paths.empty()) call.args["paths"] = journal_paths;
+  });
+  auto* undo_cmd = subs.at("undo");
+  undo_cmd->add_option("--turn", turn_n, "the turn to put back")->required();
+  undo_cmd->add_flag("--dry-run", undo_dry_run, "say what would be put back; change nothing");
+  undo_cmd->add_flag("--force", undo_force, "even where later turns changed the same paths");
+  undo_cmd->add_option("--reason", o.reason, "why, in your own words (for the audit)");
+  undo_cmd->add_option("PATH", journal_paths, "only these paths (and what is beneath them)");
+  undo_cmd->callback([&] {
+    call = {"undo", {{"turn", *turn_n}}};
+    if (undo_force) call.args["force"] = true;
+    if (undo_dry_run) call.args["dry_run"] = true;
+    if (!o.reason.empty()) call.args["reason"] = o.reason;
+    if (!journal_paths.empty()) call.args["paths"] = journal_paths;
+  });
+
   std::string hooks_host;
   auto* hooks_cmd =
       app.add_subcommand("hooks", "print agent host settings that drive turns and fail closed");

@@ -99,6 +99,17 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
                  st.red("a checkpoint is waiting: `leasectl checkpoint --retry-pending`").c_str());
   }
   std::fprintf(out, "%-10s %s\n", "memories", str(r, "memory_records", "0").c_str());
+  if (const json j = r.value("journal", json()); j.is_object()) {
+    const json bad = j.value("not_undoable", json::array());
+    std::fprintf(out, "%-10s %s\n", "journal",
+                 j.value("enabled", false)
+                     ? ("on, " + str(j, "bytes", "0") + " bytes this turn").c_str()
+                     : "off");
+    for (const auto& p : bad) {
+      std::fprintf(out, "  %s %s\n", st.red("not undoable").c_str(),
+                   inert(p.is_string() ? p.get<std::string>() : p.dump()).c_str());
+    }
+  }
   const json refusals = r.value("recent_refusals", json::array());
   if (!refusals.empty()) {
     // The total, and how many of the last ones follow.
@@ -174,6 +185,41 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
     print_hits(out, r.value("hits", json::array()), st);
   } else if (cmd == "memory.save") {
     std::fprintf(out, "saved %s  %s\n", st.bold(str(r, "id")).c_str(), str(r, "title").c_str());
+  } else if (cmd == "diff") {
+    // Contents are the agent's: each line is shown inert.
+    const std::string text = r.value("text", std::string());
+    for (size_t start = 0; start < text.size();) {
+      size_t nl = text.find('\n', start);
+      std::fprintf(out, "%s\n",
+                   inert(std::string_view(text).substr(
+                             start, nl == std::string::npos ? std::string_view::npos : nl - start))
+                       .c_str());
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+    if (text.empty()) std::fprintf(out, "turn %s: no changes\n", str(r, "turn").c_str());
+  } else if (cmd == "undo") {
+    const bool applied = r.value("applied", false);
+    std::fprintf(out, "%s turn %s: %zu restored, %zu removed\n",
+                 applied ? st.green("undid").c_str() : "would undo", str(r, "turn").c_str(),
+                 r.value("restored", json::array()).size(),
+                 r.value("removed", json::array()).size());
+    for (const auto& p : r.value("restored", json::array())) {
+      std::fprintf(out, "  restored %s\n",
+                   inert(p.is_string() ? p.get<std::string>() : "").c_str());
+    }
+    for (const auto& p : r.value("removed", json::array())) {
+      std::fprintf(out, "  removed  %s\n",
+                   inert(p.is_string() ? p.get<std::string>() : "").c_str());
+    }
+    for (const auto& p : r.value("not_undoable", json::array())) {
+      std::fprintf(out, "  not undoable %s (%s)\n", inert(str(p, "path")).c_str(),
+                   inert(str(p, "why")).c_str());
+    }
+    if (applied) {
+      std::fprintf(out, "journaled in turn %s: `leasectl undo --turn %s` puts it back\n",
+                   str(r, "journaled_in_turn").c_str(), str(r, "journaled_in_turn").c_str());
+    }
   } else if (cmd == "audit.verify") {
     std::fprintf(out, "%s: %s records\n", st.green("audit chain intact").c_str(),
                  str(r, "records", "0").c_str());

@@ -11,13 +11,14 @@ import sys
 
 ALLOWED = {
     "base": set(),
+    "journal": {"base"},
     "memory": {"base"},
     "gate": {"base"},
-    "service": {"base", "memory", "gate"},
+    "service": {"base", "memory", "gate", "journal"},
     "protocol": {"base"},
     "control": {"base", "memory", "gate", "service", "protocol"},
-    "fuse": {"base", "gate"},
-    "daemon": {"base", "memory", "gate", "service", "protocol", "control", "fuse"},
+    "fuse": {"base", "gate", "journal"},
+    "daemon": {"base", "memory", "gate", "journal", "service", "protocol", "control", "fuse"},
     "leasectl": {"base", "gate", "protocol"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/')
@@ -46,9 +47,9 @@ def check(root: pathlib.Path) -> list:
                     problems.append(f"{rel}:{n}: {room}/ may not use {target}/ "
                                     f"(it may use: {', '.join(sorted(allowed)) or 'nothing'})")
             text = path.read_text()
-            if room == "fuse" and re.search(r"sqlite3?\.h|sqlite3_", text):
-                problems.append(f"{rel}: fuse/ may not touch SQLite")
-            if room in ("gate", "memory", "service") and re.search(r"#\s*include\s*<fuse", text):
+            if room in ("fuse", "journal") and re.search(r"sqlite3?\.h|sqlite3_", text):
+                problems.append(f"{rel}: {room}/ may not touch SQLite")
+            if room in ("gate", "memory", "service", "journal") and re.search(r"#\s*include\s*<fuse", text):
                 problems.append(f"{rel}: {room}/ may not include FUSE headers")
     return problems
 

@@ -1,0 +1,90 @@
+// Recording pre-images in the per-turn journal (journal/journal.hpp) just after
+// the gate allowed a mutation and before it touches the tree. The turn is the
+// one of the snapshot in force. A write through an open file costs one set
+// lookup once its inode has a pre-image in this turn; only its first mutation
+// resolves the path.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "fuse/filesystem.hpp"
+#include "journal/beneath.hpp"
+#include "journal/journal.hpp"
+
+namespace leasefs::fuse {
+
+namespace {
+
+uint64_t current_turn(gate::Gate& gate) {
+  auto snap = gate.snapshot();
+  return snap->turn;
+}
+
+}  // namespace
+
+int Filesystem::journal_inode(const Inode& inode) {
+  if (!journal_ || !journal_->enabled()) return 0;
+  const uint64_t turn = current_turn(gate_);
+  if (journal_->inode_seen(turn, inode.dev, inode.ino)) return 0;
+  if (int r = journal_->before(turn, path_of(inode)); r < 0) return r;
+  journal_->remember_inode(turn, inode.dev, inode.ino);
+  return 0;
+}
+
+int Filesystem::journal_entry(const Inode& parent, std::string_view name) {
+  if (!journal_ || !journal_->enabled()) return 0;
+  return journal_->before(current_turn(gate_), path_of(parent, name));
+}
+
+int Filesystem::journal_path(std::string_view path) {
+  if (!journal_ || !journal_->enabled()) return 0;
+  return journal_->before(current_turn(gate_), path);
+}
+
+int Filesystem::journal_rename(const Inode& from, const char* name, const Inode& to,
+                               const char* newname) {
+  if (!journal_ || !journal_->enabled()) return 0;
+  const uint64_t turn = current_turn(gate_);
+  // A directory moves with everything it holds: each of its names is kept, so
+  // that an undo can put the subtree back where it was.
+  auto one = [&](const Inode& dir, const char* n) {
+    struct stat st {};
+    const std::string path = path_of(dir, n);
+    if (::fstatat(dir.fd.get(), n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+      return journal_->before_tree(turn, path);
+    }
+    return journal_->before(turn, path);
+  };
+  if (int r = one(from, name); r < 0) return r;
+  if (int r = one(to, newname); r < 0) return r;
+  journal_->note_rename(turn, path_of(from, name), path_of(to, newname));
+  return 0;
+}
+
+void Filesystem::drop_cached(const std::string& path) noexcept {
+  try {
+    const size_t slash = path.rfind('/');
+    fuse_ino_t parent = FUSE_ROOT_ID;
+    if (slash != std::string::npos) {
+      base::UniqueFd d =
+          journal::open_beneath(root_.fd.get(), path.substr(0, slash), O_PATH | O_DIRECTORY);
+      struct stat st {};
+      if (!d || ::fstatat(d.get(), "", &st, AT_EMPTY_PATH) != 0) return;
+      const Inode* dir = table_.find(st.st_dev, st.st_ino);
+      if (!dir) return;  // the kernel knows nothing beneath it
+      parent = reinterpret_cast<fuse_ino_t>(dir);
+    }
+    std::string name;
+    base::UniqueFd d = journal::open_parent(root_.fd.get(), path, &name);
+    struct stat st {};
+    if (d && ::fstatat(d.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (const Inode* obj = table_.find(st.st_dev, st.st_ino)) {
+        pages_.now({reinterpret_cast<fuse_ino_t>(obj)});
+      }
+    }
+    pages_.entry_now(parent, slash == std::string::npos ? path : path.substr(slash + 1));
+  } catch (...) {
+    // Best effort: a stale cache entry shows old metadata, it never lets a write past the gate.
+  }
+}
+
+}  // namespace leasefs::fuse

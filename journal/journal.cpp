@@ -1,0 +1,492 @@
+#include "journal/journal.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/failpoint.hpp"
+#include "base/sha256.hpp"
+#include "journal/beneath.hpp"
+
+namespace leasefs::journal {
+
+namespace {
+
+using nlohmann::json;
+
+int64_t ns_of(const timespec& t) {
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+std::string hex(const char* data, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(n * 2);
+  for (size_t i = 0; i < n; ++i) {
+    auto c = static_cast<unsigned char>(data[i]);
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+// Extended attributes of an open (not O_PATH) descriptor, values in hex.
+std::map<std::string, std::string> read_xattrs(int fd) {
+  std::map<std::string, std::string> out;
+  ssize_t n = ::flistxattr(fd, nullptr, 0);
+  if (n <= 0) return out;
+  std::string names(static_cast<size_t>(n), '\0');
+  n = ::flistxattr(fd, names.data(), names.size());
+  if (n <= 0) return out;
+  names.resize(static_cast<size_t>(n));
+  for (size_t i = 0; i < names.size();) {
+    std::string name(names.c_str() + i);
+    i += name.size() + 1;
+    ssize_t vn = ::fgetxattr(fd, name.c_str(), nullptr, 0);
+    if (vn < 0) continue;
+    std::string value(static_cast<size_t>(vn), '\0');
+    vn = ::fgetxattr(fd, name.c_str(), value.data(), value.size());
+    if (vn < 0) continue;
+    out[name] = hex(value.data(), static_cast<size_t>(vn));
+  }
+  return out;
+}
+
+// Clone when the file system can share extents (FICLONE), copy otherwise.
+int clone_or_copy(int src, int dst, uint64_t size) {
+  if (::ioctl(dst, FICLONE, src) == 0) return 0;
+  off_t in = 0, out = 0;
+  uint64_t left = size;
+  while (left > 0) {
+    ssize_t n = ::copy_file_range(src, &in, dst, &out, left, 0);
+    if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL)) {
+      break;  // plain copy below
+    }
+    if (n < 0) return -errno;
+    if (n == 0) return 0;  // the file shrank meanwhile: what there was is kept
+    left -= static_cast<uint64_t>(n);
+  }
+  if (left == 0) return 0;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::pread(src, buf, sizeof buf, in);
+    if (n < 0) return -errno;
+    if (n == 0) return 0;
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::pwrite(dst, buf + done, static_cast<size_t>(n - done), out);
+      if (w < 0) return -errno;
+      done += w;
+      out += w;
+    }
+    in += n;
+  }
+}
+
+uint64_t dir_bytes(int dirfd) {
+  uint64_t total = 0;
+  int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return 0;
+  }
+  while (dirent* de = ::readdir(d)) {
+    struct stat st {};
+    if (::fstatat(::dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+      total += static_cast<uint64_t>(st.st_blocks) * 512;
+    }
+  }
+  ::closedir(d);
+  return total;
+}
+
+void remove_dir_tree(int parent, const char* name) {
+  int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    if (DIR* d = ::fdopendir(fd)) {
+      std::vector<std::string> names;
+      while (dirent* de = ::readdir(d)) {
+        if (std::strcmp(de->d_name, ".") != 0 && std::strcmp(de->d_name, "..") != 0) {
+          names.emplace_back(de->d_name);
+        }
+      }
+      for (const auto& n : names) ::unlinkat(::dirfd(d), n.c_str(), 0);
+      ::closedir(d);
+    } else {
+      ::close(fd);
+    }
+  }
+  ::unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+}  // namespace
+
+json Entry::to_json() const {
+  json j = {{"seq", seq},           {"turn", turn}, {"path", path}, {"kind", kind},
+            {"mode", mode},         {"uid", uid},   {"gid", gid},   {"atime_ns", atime_ns},
+            {"mtime_ns", mtime_ns}, {"size", size}, {"ino", ino},   {"nlink", nlink},
+            {"undoable", undoable}};
+  if (!target.empty() || kind == "symlink") j["target"] = target;
+  if (!xattrs.empty()) j["xattrs"] = xattrs;
+  if (!blob.empty()) j["blob"] = blob;
+  if (!why.empty()) j["why"] = why;
+  if (!origin.empty()) j["origin"] = origin;
+  return j;
+}
+
+Entry Entry::from_json(const json& j) {
+  Entry e;
+  e.seq = j.value("seq", uint64_t{0});
+  e.turn = j.value("turn", uint64_t{0});
+  e.path = j.value("path", std::string());
+  e.kind = j.value("kind", std::string("other"));
+  e.mode = j.value("mode", uint32_t{0});
+  e.uid = j.value("uid", uint32_t{0});
+  e.gid = j.value("gid", uint32_t{0});
+  e.atime_ns = j.value("atime_ns", int64_t{0});
+  e.mtime_ns = j.value("mtime_ns", int64_t{0});
+  e.size = j.value("size", uint64_t{0});
+  e.ino = j.value("ino", uint64_t{0});
+  e.nlink = j.value("nlink", uint64_t{0});
+  e.target = j.value("target", std::string());
+  if (j.contains("xattrs")) e.xattrs = j["xattrs"].get<std::map<std::string, std::string>>();
+  e.blob = j.value("blob", std::string());
+  e.undoable = j.value("undoable", true);
+  e.why = j.value("why", std::string());
+  e.origin = j.value("origin", std::string());
+  return e;
+}
+
+Journal::Journal(int root_fd, int longrun_fd, Options options)
+    : root_(::openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)),
+      longrun_(::openat(longrun_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)),
+      options_(options) {
+  if (!root_ || !longrun_) throw std::system_error(errno, std::generic_category(), "journal");
+  if (::mkdirat(longrun_.get(), "journal", 0700) != 0 && errno != EEXIST) {
+    throw std::system_error(errno, std::generic_category(), "create .longrun/journal");
+  }
+  dir_.reset(::openat(longrun_.get(), "journal", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dir_) throw std::system_error(errno, std::generic_category(), "open .longrun/journal");
+  ::fchmod(dir_.get(), 0700);
+}
+
+Journal::~Journal() {
+  if (index_ && unsynced_) ::fdatasync(index_.get());
+}
+
+void Journal::set_listener(std::function<void(const Entry&)> fn) {
+  std::lock_guard lock(mu_);
+  listener_ = std::move(fn);
+}
+
+std::vector<std::string> Journal::not_undoable(uint64_t turn) const {
+  std::lock_guard lock(mu_);
+  return turn == turn_ ? not_undoable_ : std::vector<std::string>{};
+}
+
+int Journal::open_turn_locked(uint64_t turn) {
+  if (turn == turn_ && index_) return 0;
+  const std::string name = std::to_string(turn);
+  if (::mkdirat(dir_.get(), name.c_str(), 0700) != 0 && errno != EEXIST) return -errno;
+  base::UniqueFd d(
+      ::openat(dir_.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!d) return -errno;
+  base::UniqueFd idx(::openat(d.get(), "index.jsonl",
+                              O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!idx) return -errno;
+  if (::fsync(d.get()) != 0 || ::fsync(dir_.get()) != 0) return -errno;
+  if (index_ && unsynced_) ::fdatasync(index_.get());
+  unsynced_ = false;
+  pending_dirs_.clear();
+  // A restart within a turn: what the turn already holds stays its first pre-image.
+  const uint64_t previous = turn_;
+  turn_ = turn;
+  paths_.clear();
+  inodes_.clear();
+  not_undoable_.clear();
+  seq_ = 0;
+  turn_dir_ = std::move(d);
+  index_ = std::move(idx);
+  for (const Entry& e : entries(turn)) {
+    paths_.insert(e.path);
+    seq_ = std::max(seq_, e.seq);
+    if (!e.undoable) not_undoable_.push_back(e.path);
+  }
+  bytes_ = dir_bytes(turn_dir_.get());
+  // A new turn: retention runs now, once, not on every later mutation (it
+  // touches only older turns' directories).
+  if (previous != turn) prune(turn);
+  return 0;
+}
+
+int Journal::save_content_locked(int src, const struct stat& st, Entry& e) {
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size > options_.max_file_bytes) {
+    e.undoable = false;
+    e.why = "larger than the per-file cap (" + std::to_string(options_.max_file_bytes) + " bytes)";
+    return 0;
+  }
+  if (bytes_ + size > options_.max_turn_bytes) {
+    e.undoable = false;
+    e.why =
+        "the turn's journal is full (cap " + std::to_string(options_.max_turn_bytes) + " bytes)";
+    return 0;
+  }
+  e.blob = "b" + std::to_string(e.seq);
+  base::UniqueFd out(::openat(turn_dir_.get(), e.blob.c_str(),
+                              O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!out) return -errno;
+  if (int r = clone_or_copy(src, out.get(), size); r < 0) return r;
+  base::failpoint("journal.after_blob_write");
+  if (::fsync(out.get()) != 0) return -errno;
+  if (::fsync(turn_dir_.get()) != 0) return -errno;
+  bytes_ += size;
+  return 0;
+}
+
+int Journal::append_locked(Entry& e, bool lazy) {
+  std::string line = e.to_json().dump();
+  e.hash = base::sha256_hex(line);
+  line += '\n';
+  base::failpoint("journal.before_index");
+  if (::write(index_.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    return errno ? -errno : -EIO;
+  }
+  // "Did not exist" protects nothing a person had: its line is written (it
+  // survives a crash of the daemon) but synced with the next entry that does
+  // protect something, or when the turn's index is closed. Every other entry is
+  // on disk before its mutation runs.
+  if ((lazy || e.kind == "absent") && options_.lazy_absent) {
+    unsynced_ = true;
+    if (e.kind == "dir") pending_dirs_.insert(e.path);
+  } else {
+    if (::fdatasync(index_.get()) != 0) return -errno;
+    unsynced_ = false;
+    pending_dirs_.clear();
+  }
+  bytes_ += line.size();
+  base::failpoint("journal.after_index");
+  return 0;
+}
+
+int Journal::record_locked(uint64_t turn, const std::string& path, std::string_view origin,
+                           bool as_parent) {
+  if (int r = open_turn_locked(turn); r < 0) return r;
+  if (paths_.contains(path)) {
+    // A directory kept only as a parent is made durable before it is itself changed.
+    if (!as_parent && pending_dirs_.contains(path)) {
+      if (::fdatasync(index_.get()) != 0) return -errno;
+      unsynced_ = false;
+      pending_dirs_.clear();
+    }
+    return 0;
+  }
+  // The directory holding it first: a create, unlink or rename changes its
+  // times before any pre-image of the directory itself would be taken.
+  if (const size_t slash = path.rfind('/'); slash != std::string::npos) {
+    const std::string parent = path.substr(0, slash);
+    if (!paths_.contains(parent)) {
+      if (int r = record_locked(turn, parent, origin, true); r < 0) return r;
+    }
+  }
+  Entry e;
+  e.seq = seq_ + 1;
+  e.turn = turn;
+  e.path = path;
+  e.origin = std::string(origin);
+  std::string name;
+  base::UniqueFd parent = open_parent(root_.get(), path, &name);
+  struct stat st {};
+  if (!parent || ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != EXDEV) return -errno;
+    e.kind = "absent";
+  } else {
+    e.mode = st.st_mode;
+    e.uid = st.st_uid;
+    e.gid = st.st_gid;
+    e.atime_ns = ns_of(st.st_atim);
+    e.mtime_ns = ns_of(st.st_mtim);
+    e.size = static_cast<uint64_t>(st.st_size);
+    e.ino = st.st_ino;
+    e.nlink = st.st_nlink;
+    if (S_ISREG(st.st_mode)) {
+      e.kind = "file";
+      base::UniqueFd f(::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+      if (!f) return -errno;
+      e.xattrs = read_xattrs(f.get());
+      if (int r = save_content_locked(f.get(), st, e); r < 0) return r;
+    } else if (S_ISDIR(st.st_mode)) {
+      e.kind = "dir";
+      base::UniqueFd f(
+          ::openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (f) e.xattrs = read_xattrs(f.get());
+    } else if (S_ISLNK(st.st_mode)) {
+      e.kind = "symlink";
+      std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
+      ssize_t n = ::readlinkat(parent.get(), name.c_str(), buf.data(), buf.size());
+      if (n < 0) return -errno;
+      buf.resize(static_cast<size_t>(n));
+      e.target = std::move(buf);
+    } else {
+      e.kind = "other";
+      e.undoable = false;
+      e.why = "not a file, directory or symlink";
+    }
+  }
+  // A directory kept because an entry in it changes protects only its times
+  // (its entries are kept one by one): synced with the next protecting entry,
+  // or before the directory itself is changed (above).
+  const bool lazy = as_parent && e.kind == "dir";
+  if (int r = append_locked(e, lazy); r < 0) return r;
+  seq_ = e.seq;
+  paths_.insert(path);
+  if (e.kind == "file" || (e.kind == "dir" && !lazy)) inodes_.insert({st.st_dev, st.st_ino});
+  if (!e.undoable) not_undoable_.push_back(path);
+  if (listener_) listener_(e);
+  return 0;
+}
+
+int Journal::before(uint64_t turn, std::string_view path, std::string_view origin) {
+  if (!options_.enabled || !journaled_path(path)) return 0;
+  std::lock_guard lock(mu_);
+  return record_locked(turn, std::string(path), origin);
+}
+
+int Journal::before_tree(uint64_t turn, std::string_view path, std::string_view origin) {
+  if (!options_.enabled || !journaled_path(path)) return 0;
+  std::lock_guard lock(mu_);
+  std::vector<std::string> todo{std::string(path)};
+  while (!todo.empty()) {
+    std::string p = std::move(todo.back());
+    todo.pop_back();
+    if (int r = record_locked(turn, p, origin); r < 0) return r;
+    base::UniqueFd d = open_beneath(root_.get(), p, O_RDONLY | O_DIRECTORY);
+    if (!d) continue;  // not a directory (or gone)
+    DIR* dir = ::fdopendir(d.release());
+    if (!dir) continue;
+    while (dirent* de = ::readdir(dir)) {
+      if (std::strcmp(de->d_name, ".") == 0 || std::strcmp(de->d_name, "..") == 0) continue;
+      todo.push_back(p + "/" + de->d_name);
+    }
+    ::closedir(dir);
+  }
+  return 0;
+}
+
+void Journal::note_rename(uint64_t turn, std::string_view from, std::string_view to) {
+  if (!options_.enabled || !journaled_path(from) || !journaled_path(to)) return;
+  std::lock_guard lock(mu_);
+  if (open_turn_locked(turn) < 0) return;
+  Entry e;
+  e.seq = seq_ + 1;
+  e.turn = turn;
+  e.kind = "rename";
+  e.path = std::string(from);
+  e.target = std::string(to);
+  // Not synced on its own: undo never needs it, the next entry's sync carries it.
+  std::string line = e.to_json().dump();
+  e.hash = base::sha256_hex(line);
+  line += '\n';
+  if (::write(index_.get(), line.data(), line.size()) == static_cast<ssize_t>(line.size())) {
+    seq_ = e.seq;
+    if (listener_) listener_(e);
+  }
+}
+
+bool Journal::inode_seen(uint64_t turn, dev_t dev, ino_t ino) {
+  std::lock_guard lock(mu_);
+  return turn == turn_ && inodes_.contains({dev, ino});
+}
+
+void Journal::remember_inode(uint64_t turn, dev_t dev, ino_t ino) {
+  std::lock_guard lock(mu_);
+  if (turn == turn_) inodes_.insert({dev, ino});
+}
+
+std::vector<uint64_t> Journal::turns() const {
+  std::vector<uint64_t> out;
+  int fd = ::openat(dir_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return out;
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return out;
+  }
+  while (dirent* de = ::readdir(d)) {
+    char* end = nullptr;
+    unsigned long long t = std::strtoull(de->d_name, &end, 10);
+    if (end && end != de->d_name && *end == '\0') out.push_back(t);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<Entry> Journal::entries(uint64_t turn) const {
+  std::vector<Entry> out;
+  const std::string name = std::to_string(turn) + "/index.jsonl";
+  base::UniqueFd fd(::openat(dir_.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return out;
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) break;  // torn last line: its mutation never ran
+    std::string_view line(text.data() + start, nl - start);
+    start = nl + 1;
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) continue;
+    Entry e = Entry::from_json(j);
+    e.hash = base::sha256_hex(line);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string Journal::blob_path(uint64_t turn, const std::string& blob) const {
+  return "/proc/self/fd/" + std::to_string(dir_.get()) + "/" + std::to_string(turn) + "/" + blob;
+}
+
+uint64_t Journal::turn_bytes(uint64_t turn) const {
+  base::UniqueFd d(::openat(dir_.get(), std::to_string(turn).c_str(),
+                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  return d ? dir_bytes(d.get()) : 0;
+}
+
+void Journal::prune(uint64_t current) {
+  std::vector<uint64_t> all = turns();
+  std::vector<uint64_t> older;
+  for (uint64_t t : all) {
+    if (t < current) older.push_back(t);
+  }
+  uint64_t total = 0;
+  std::vector<uint64_t> sizes;
+  for (uint64_t t : older) {
+    sizes.push_back(turn_bytes(t));
+    total += sizes.back();
+  }
+  for (size_t i = 0; i < older.size(); ++i) {
+    const bool too_many = older.size() - i >= options_.keep_turns;
+    if (!too_many && total <= options_.keep_bytes) break;
+    remove_dir_tree(dir_.get(), std::to_string(older[i]).c_str());
+    total -= sizes[i];
+  }
+  ::fsync(dir_.get());
+}
+
+}  // namespace leasefs::journal

@@ -1,0 +1,137 @@
+// The per-turn journal (.longrun/journal/): before the first mutation of a path in
+// a turn, what is needed to put it back — its content, mode, owner, times, xattrs
+// and symlink target, or the fact that it did not exist.
+//
+// Layout: one directory per turn, `<turn>/`, holding `index.jsonl` (one JSON entry
+// per line, appended, never rewritten) and one blob per saved content, `b<seq>`.
+// Crash safety: the blob is written and fsynced, its name made durable (fsync of
+// the turn directory), then the index line appended and fdatasynced, and only
+// then does before() return and the mutation proceed. A crash before the index
+// line leaves an orphan blob and no entry (the mutation never ran); a torn last
+// line is ignored on reading (its mutation never ran either).
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "base/unique_fd.hpp"
+
+namespace leasefs::journal {
+
+struct Options {
+  bool enabled = true;
+  uint64_t max_file_bytes = uint64_t{256} << 20;  // a larger file is "not undoable"
+  uint64_t max_turn_bytes = uint64_t{4} << 30;    // past this, contents are "not undoable"
+  uint64_t keep_turns = 50;                       // older turns are deleted
+  uint64_t keep_bytes = uint64_t{16} << 30;       // and the oldest while over this
+  // "Did not exist" entries (creates) are written before their mutation but
+  // synced with the next entry that protects content or metadata (see append).
+  bool lazy_absent = true;
+};
+
+// One pre-image.
+struct Entry {
+  uint64_t seq = 0;
+  uint64_t turn = 0;
+  std::string path;
+  std::string kind;  // absent | file | dir | symlink | other; "rename" is a fact, not a pre-image
+  uint32_t mode = 0, uid = 0, gid = 0;
+  int64_t atime_ns = 0, mtime_ns = 0;
+  uint64_t size = 0, ino = 0, nlink = 0;
+  std::string target;                         // symlink
+  std::map<std::string, std::string> xattrs;  // name -> hex value
+  std::string blob;                           // file content, "b<seq>"; empty if not kept
+  bool undoable = true;
+  std::string why;     // when not undoable
+  std::string origin;  // "" (the tree's users) or "undo:<turn>"
+  std::string hash;    // SHA-256 of the index line (the audit records it)
+
+  nlohmann::json to_json() const;
+  static Entry from_json(const nlohmann::json& j);
+};
+
+class Journal {
+ public:
+  // `root_fd` reaches the backing tree; `longrun_fd` its .longrun directory.
+  Journal(int root_fd, int longrun_fd, Options options = {});
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  bool enabled() const noexcept { return options_.enabled; }
+  const Options& options() const noexcept { return options_; }
+  int root_fd() const noexcept { return root_.get(); }
+
+  // Before a mutation of `path` (relative to the root) in `turn`: records its
+  // pre-image unless this turn already has one. 0, or -errno when the pre-image
+  // could not be made durable (the caller then refuses the mutation). Paths the
+  // journal does not keep (.longrun, unresolved) return 0.
+  int before(uint64_t turn, std::string_view path, std::string_view origin = {});
+  // The same for `path` and everything beneath it (a directory renamed or removed whole).
+  int before_tree(uint64_t turn, std::string_view path, std::string_view origin = {});
+  // The fact of a rename (kind "rename", `path` -> `target`), after the
+  // pre-images of both names: for diff, which otherwise sees a delete and a create.
+  void note_rename(uint64_t turn, std::string_view from, std::string_view to);
+  // Fast path for writes through an open file: whether this inode already has a
+  // pre-image in `turn` (remember_inode after a before()).
+  bool inode_seen(uint64_t turn, dev_t dev, ino_t ino);
+  void remember_inode(uint64_t turn, dev_t dev, ino_t ino);
+
+  // Turns that have a journal, ascending.
+  std::vector<uint64_t> turns() const;
+  // The entries of `turn` in order (torn last line skipped).
+  std::vector<Entry> entries(uint64_t turn) const;
+  // A path to a blob that reaches .longrun under any mount ("/proc/self/fd/N/...").
+  std::string blob_path(uint64_t turn, const std::string& blob) const;
+  // Bytes kept for `turn` (blobs and index).
+  uint64_t turn_bytes(uint64_t turn) const;
+
+  // Told of every entry once it is durable (for the audit chain and events).
+  void set_listener(std::function<void(const Entry&)> fn);
+  // Paths marked not undoable, of the turn being recorded (status).
+  std::vector<std::string> not_undoable(uint64_t turn) const;
+
+  // Deletes turns beyond the retention (never `current`).
+  void prune(uint64_t current);
+
+ private:
+  int record_locked(uint64_t turn, const std::string& path, std::string_view origin,
+                    bool as_parent = false);
+  int open_turn_locked(uint64_t turn);
+  int append_locked(Entry& e, bool lazy);
+  int save_content_locked(int src, const struct stat& st, Entry& e);
+
+  base::UniqueFd root_;
+  base::UniqueFd longrun_;
+  base::UniqueFd dir_;  // .longrun/journal
+  Options options_;
+
+  mutable std::mutex mu_;
+  static constexpr uint64_t kNoTurn = ~uint64_t{0};
+  uint64_t turn_ = kNoTurn;  // the turn being recorded
+  base::UniqueFd turn_dir_;
+  base::UniqueFd index_;
+  uint64_t seq_ = 0;
+  uint64_t bytes_ = 0;
+  bool unsynced_ = false;                         // an index line written but not yet fdatasynced
+  std::unordered_set<std::string> pending_dirs_;  // directories among those lines
+  std::unordered_set<std::string> paths_;
+  std::set<std::pair<uint64_t, uint64_t>> inodes_;
+  std::vector<std::string> not_undoable_;
+  std::function<void(const Entry&)> listener_;
+};
+
+}  // namespace leasefs::journal

@@ -1,0 +1,367 @@
+#include "journal/undo.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "base/error.hpp"
+#include "base/failpoint.hpp"
+#include "journal/beneath.hpp"
+
+namespace leasefs::journal {
+
+namespace {
+
+using nlohmann::json;
+
+size_t depth(const std::string& p) {
+  return static_cast<size_t>(std::count(p.begin(), p.end(), '/'));
+}
+
+bool selected(const std::string& path, const std::vector<std::string>& filters) {
+  if (filters.empty()) return true;
+  for (const auto& f : filters) {
+    if (path_within(path, f)) return true;
+  }
+  return false;
+}
+
+std::string unhex(const std::string& h) {
+  std::string out;
+  for (size_t i = 0; i + 1 < h.size(); i += 2) {
+    out += static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16));
+  }
+  return out;
+}
+
+std::string kind_of(const struct stat& st) {
+  if (S_ISREG(st.st_mode)) return "file";
+  if (S_ISDIR(st.st_mode)) return "dir";
+  if (S_ISLNK(st.st_mode)) return "symlink";
+  return "other";
+}
+
+[[noreturn]] void fail(const std::string& what, const std::string& path, int err) {
+  throw Error(Errc::kIoError, "undo: could not " + what + " " + path + ": " + std::strerror(err) +
+                                  "; run the same undo again once the cause is fixed (it "
+                                  "finishes what was started)");
+}
+
+// Removes `name` in `parent` whatever it is, a directory with all it holds.
+void remove_any(int parent, const std::string& name, const std::string& shown) {
+  struct stat st {};
+  if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+  if (!S_ISDIR(st.st_mode)) {
+    if (::unlinkat(parent, name.c_str(), 0) != 0 && errno != ENOENT) fail("remove", shown, errno);
+    return;
+  }
+  int fd = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) fail("open", shown, errno);
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    fail("list", shown, errno);
+  }
+  std::vector<std::string> names;
+  while (dirent* de = ::readdir(d)) {
+    if (std::strcmp(de->d_name, ".") != 0 && std::strcmp(de->d_name, "..") != 0) {
+      names.emplace_back(de->d_name);
+    }
+  }
+  for (const auto& n : names) remove_any(::dirfd(d), n, shown + "/" + n);
+  ::closedir(d);
+  if (::unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+    fail("remove directory", shown, errno);
+  }
+}
+
+void set_meta(int fd, const Entry& e) {
+  for (const auto& [name, value] : e.xattrs) {
+    const std::string v = unhex(value);
+    ::fsetxattr(fd, name.c_str(), v.data(), v.size(), 0);
+  }
+  ::fchown(fd, e.uid, e.gid);
+  ::fchmod(fd, e.mode & 07777);
+  timespec ts[2] = {{e.atime_ns / 1'000'000'000, e.atime_ns % 1'000'000'000},
+                    {e.mtime_ns / 1'000'000'000, e.mtime_ns % 1'000'000'000}};
+  ::futimens(fd, ts);
+}
+
+void copy_blob(const Journal& journal, const Entry& e, int out) {
+  base::UniqueFd in(
+      ::open(journal.blob_path(e.turn, e.blob).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!in) fail("read the journal's copy of", e.path, errno);
+  if (::ftruncate(out, 0) != 0) fail("truncate", e.path, errno);
+  char buf[1 << 16];
+  off_t off = 0;
+  for (;;) {
+    ssize_t n = ::read(in.get(), buf, sizeof buf);
+    if (n < 0) fail("read the journal's copy of", e.path, errno);
+    if (n == 0) break;
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::pwrite(out, buf + done, static_cast<size_t>(n - done), off);
+      if (w < 0) fail("write", e.path, errno);
+      done += w;
+      off += w;
+    }
+  }
+  if (::fsync(out) != 0) fail("sync", e.path, errno);
+}
+
+// Puts a file back: in place when the same inode is still there (its other
+// names see the old content again), through a temporary and a rename otherwise.
+void restore_file(const Journal& journal, int parent, const std::string& name, const Entry& e) {
+  struct stat st {};
+  const bool there = ::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (there && S_ISREG(st.st_mode) && st.st_ino == e.ino) {
+    base::UniqueFd f(::openat(parent, name.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!f) fail("open", e.path, errno);
+    copy_blob(journal, e, f.get());
+    set_meta(f.get(), e);
+    return;
+  }
+  const std::string tmp = "." + name.substr(0, 200) + ".leasefs-undo";
+  ::unlinkat(parent, tmp.c_str(), 0);
+  base::UniqueFd f(
+      ::openat(parent, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!f) fail("create a temporary for", e.path, errno);
+  copy_blob(journal, e, f.get());
+  set_meta(f.get(), e);
+  if (there && S_ISDIR(st.st_mode)) remove_any(parent, name, e.path);
+  if (::renameat(parent, tmp.c_str(), parent, name.c_str()) != 0) fail("rename", e.path, errno);
+}
+
+void restore_symlink(int parent, const std::string& name, const Entry& e) {
+  struct stat st {};
+  if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
+      ssize_t n = ::readlinkat(parent, name.c_str(), buf.data(), buf.size());
+      if (n >= 0 && std::string(buf.data(), static_cast<size_t>(n)) == e.target) return;
+    }
+    remove_any(parent, name, e.path);
+  }
+  if (::symlinkat(e.target.c_str(), parent, name.c_str()) != 0)
+    fail("create symlink", e.path, errno);
+  ::fchownat(parent, name.c_str(), e.uid, e.gid, AT_SYMLINK_NOFOLLOW);
+  timespec ts[2] = {{e.atime_ns / 1'000'000'000, e.atime_ns % 1'000'000'000},
+                    {e.mtime_ns / 1'000'000'000, e.mtime_ns % 1'000'000'000}};
+  ::utimensat(parent, name.c_str(), ts, AT_SYMLINK_NOFOLLOW);
+}
+
+}  // namespace
+
+std::vector<Entry> first_preimages(const Journal& journal, uint64_t turn,
+                                   const std::vector<std::string>& paths) {
+  std::vector<Entry> out;
+  std::set<std::string> seen;
+  for (Entry& e : journal.entries(turn)) {
+    if (e.kind == "rename" || !selected(e.path, paths) || !seen.insert(e.path).second) continue;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
+  const std::vector<uint64_t> turns = journal.turns();
+  if (std::find(turns.begin(), turns.end(), req.turn) == turns.end()) {
+    throw Error(Errc::kNotFound, "turn " + std::to_string(req.turn) +
+                                     " has no journal (nothing was changed in it, or it is "
+                                     "older than the retention); see `leasectl diff --turn N`");
+  }
+  std::vector<Entry> entries = first_preimages(journal, req.turn, req.paths);
+  std::set<std::string> paths;
+  for (const auto& e : entries) paths.insert(e.path);
+
+  // Later turns that changed the same paths, except this undo's own work.
+  const std::string own = "undo:" + std::to_string(req.turn);
+  json conflicts = json::array();
+  for (uint64_t t : turns) {
+    if (t <= req.turn) continue;
+    std::set<std::string> reported;
+    for (const Entry& e : journal.entries(t)) {
+      if (e.origin == own || e.kind == "rename" || !paths.contains(e.path) ||
+          !reported.insert(e.path).second)
+        continue;
+      conflicts.push_back({{"path", e.path}, {"turn", t}});
+    }
+  }
+  json out = {{"turn", req.turn}, {"dry_run", req.dry_run}, {"conflicts", conflicts}};
+  if (!conflicts.empty() && !req.force) {
+    std::string list;
+    for (const auto& c : conflicts) {
+      list += "\n  " + c["path"].get<std::string>() + " (changed again in turn " +
+              std::to_string(c["turn"].get<uint64_t>()) + ")";
+    }
+    throw Error(Errc::kUndoConflict, "undo of turn " + std::to_string(req.turn) +
+                                         " refused: later turns changed the same paths:" + list +
+                                         "\nundo those turns first, name other paths, or pass "
+                                         "--force to put these back anyway");
+  }
+
+  json restored = json::array(), removed = json::array(), skipped = json::array();
+  for (const Entry& e : entries) {
+    if (!e.undoable) {
+      skipped.push_back({{"path", e.path}, {"why", e.why}});
+    } else if (e.kind == "absent") {
+      // Only what is there to remove (a temporary the turn made and removed is not).
+      std::string name;
+      base::UniqueFd parent = open_parent(journal.root_fd(), e.path, &name);
+      struct stat st {};
+      if (parent && ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        removed.push_back(e.path);
+      }
+    } else {
+      restored.push_back(e.path);
+    }
+  }
+  out["restored"] = restored;
+  out["removed"] = removed;
+  out["not_undoable"] = skipped;
+  if (req.dry_run) {
+    out["applied"] = false;
+    return out;
+  }
+
+  const int root = journal.root_fd();
+  // 1. Journal what is there now, in the current turn, so the undo can be undone.
+  for (const Entry& e : entries) {
+    if (!e.undoable) continue;
+    std::string name;
+    base::UniqueFd parent = open_parent(root, e.path, &name);
+    struct stat st {};
+    const bool there =
+        parent && ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    const bool replaced_whole = there && (e.kind == "absent" || kind_of(st) != e.kind);
+    int r = replaced_whole ? journal.before_tree(req.current_turn, e.path, own)
+                           : journal.before(req.current_turn, e.path, own);
+    if (r < 0) fail("journal", e.path, -r);
+    if (touch) touch(e.path);
+  }
+  base::failpoint("undo.after_journal");
+
+  // 2. Deepest first: remove what the turn created, and what changed kind.
+  std::vector<const Entry*> order;
+  for (const Entry& e : entries) {
+    if (e.undoable) order.push_back(&e);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Entry* a, const Entry* b) { return depth(a->path) > depth(b->path); });
+  for (const Entry* e : order) {
+    std::string name;
+    base::UniqueFd parent = open_parent(root, e->path, &name);
+    if (!parent) continue;  // its directory is gone: nothing of it is left
+    struct stat st {};
+    if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (e->kind == "absent" || (e->kind == "dir" && !S_ISDIR(st.st_mode))) {
+      remove_any(parent.get(), name, e->path);
+    }
+  }
+  base::failpoint("undo.after_remove");
+
+  // 3. Shallowest first: directories, then what they held.
+  std::reverse(order.begin(), order.end());
+  for (const Entry* e : order) {
+    if (e->kind == "absent") continue;
+    std::string name;
+    base::UniqueFd parent = open_parent(root, e->path, &name);
+    if (!parent) fail("reach the directory of", e->path, errno);
+    if (e->kind == "dir") {
+      if (::mkdirat(parent.get(), name.c_str(), 0700) != 0 && errno != EEXIST) {
+        fail("create directory", e->path, errno);
+      }
+    } else if (e->kind == "file") {
+      restore_file(journal, parent.get(), name, *e);
+    } else if (e->kind == "symlink") {
+      restore_symlink(parent.get(), name, *e);
+    }
+    base::failpoint("undo.after_one");
+  }
+
+  // 4. Names that were hard links of one file are links again: of the file
+  // itself when it is still there under another name (another name the turn
+  // journaled, or one beside it), else of the first name put back.
+  std::map<uint64_t, std::vector<const Entry*>> by_ino;
+  for (const Entry* e : order) {
+    if (e->kind == "file" && e->nlink > 1) by_ino[e->ino].push_back(e);
+  }
+  for (const auto& [ino, group] : by_ino) {
+    std::vector<std::string> candidates;
+    for (const Entry* e : group) candidates.push_back(e->path);
+    for (const Entry* e : group) {
+      const size_t slash = e->path.rfind('/');
+      const std::string dir = slash == std::string::npos ? "" : e->path.substr(0, slash);
+      base::UniqueFd d =
+          dir.empty() ? base::UniqueFd(::openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+                      : open_beneath(root, dir, O_RDONLY | O_DIRECTORY);
+      DIR* listing = d ? ::fdopendir(d.release()) : nullptr;
+      if (!listing) continue;
+      while (dirent* de = ::readdir(listing)) {
+        if (de->d_ino == ino)
+          candidates.push_back(dir.empty() ? de->d_name : dir + "/" + de->d_name);
+      }
+      ::closedir(listing);
+    }
+    std::string anchor = group[0]->path;
+    for (const auto& c : candidates) {
+      std::string n;
+      base::UniqueFd p = open_parent(root, c, &n);
+      struct stat st {};
+      if (p && ::fstatat(p.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == ino &&
+          S_ISREG(st.st_mode)) {
+        anchor = c;
+        break;
+      }
+    }
+    if (group.size() < 2 && anchor == group[0]->path) continue;
+    std::string first_name;
+    base::UniqueFd first_parent = open_parent(root, anchor, &first_name);
+    struct stat first {};
+    if (!first_parent ||
+        ::fstatat(first_parent.get(), first_name.c_str(), &first, AT_SYMLINK_NOFOLLOW) != 0) {
+      continue;
+    }
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (group[i]->path == anchor) continue;
+      std::string name;
+      base::UniqueFd parent = open_parent(root, group[i]->path, &name);
+      struct stat st {};
+      if (!parent) continue;
+      if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          st.st_ino == first.st_ino) {
+        continue;
+      }
+      const std::string tmp = "." + name.substr(0, 200) + ".leasefs-link";
+      ::unlinkat(parent.get(), tmp.c_str(), 0);
+      if (::linkat(first_parent.get(), first_name.c_str(), parent.get(), tmp.c_str(), 0) != 0 ||
+          ::renameat(parent.get(), tmp.c_str(), parent.get(), name.c_str()) != 0) {
+        fail("link", group[i]->path, errno);
+      }
+    }
+  }
+
+  // 5. Deepest first: directory metadata last, once their contents stopped changing.
+  std::reverse(order.begin(), order.end());
+  for (const Entry* e : order) {
+    if (e->kind != "dir") continue;
+    base::UniqueFd d = open_beneath(root, e->path, O_RDONLY | O_DIRECTORY);
+    if (d) set_meta(d.get(), *e);
+  }
+  // Parents of what was created or removed got new times; those the turn
+  // journaled were just put back above.
+  for (const Entry& e : entries) {
+    if (touch) touch(e.path);
+  }
+  out["applied"] = true;
+  return out;
+}
+
+}  // namespace leasefs::journal

@@ -1,0 +1,42 @@
+// Putting a turn back: every path the turn journaled (or the named ones) returns
+// to its pre-image, on the backing tree, never through the mount.
+//
+// Each step is idempotent and works from the journal alone, so an undo that
+// died midway is finished by running it again. The undo journals what it
+// changes in the current turn (origin "undo:<N>"), so it can itself be undone;
+// those entries never count as conflicts of the undo they belong to.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "journal/journal.hpp"
+
+namespace leasefs::journal {
+
+struct UndoRequest {
+  uint64_t turn = 0;               // the turn to put back
+  uint64_t current_turn = 0;       // where the undo's own pre-images go
+  std::vector<std::string> paths;  // empty: everything the turn changed
+  bool force = false;              // go ahead despite later turns' changes
+  bool dry_run = false;
+};
+
+// Told of each path before and after the undo changes it (the filesystem drops
+// its kernel caches for it).
+using TouchFn = std::function<void(const std::string& path)>;
+
+// {"turn", "restored":[...], "removed":[...], "not_undoable":[{path,why}],
+//  "conflicts":[{path,turn}], "dry_run", "applied"}. Throws
+// Error{undo_conflict} listing the conflicts when later turns changed the same
+// paths and `force` is off; Error{not_found} when the turn has no journal.
+nlohmann::json undo(Journal& journal, const UndoRequest& request, const TouchFn& touch);
+
+// The first pre-image per path of `turn`, limited to `paths` (prefixes; empty: all).
+std::vector<Entry> first_preimages(const Journal& journal, uint64_t turn,
+                                   const std::vector<std::string>& paths);
+
+}  // namespace leasefs::journal

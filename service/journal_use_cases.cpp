@@ -1,0 +1,110 @@
+#include "service/journal_use_cases.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "base/error.hpp"
+#include "journal/beneath.hpp"
+#include "journal/diff.hpp"
+#include "journal/undo.hpp"
+#include "service/service.hpp"
+
+namespace leasefs::gate {
+
+namespace {
+
+using nlohmann::json;
+
+// Paths as a person types them ("./src/", "/src/a.c") in the journal's form.
+std::vector<std::string> normalized(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (std::string p : paths) {
+    while (p.starts_with("./")) p.erase(0, 2);
+    while (p.starts_with('/')) p.erase(0, 1);
+    while (p.size() > 1 && p.ends_with('/')) p.pop_back();
+    if (p.empty() || p == ".") {
+      out.clear();  // the whole tree
+      return out;
+    }
+    if (!journal::journaled_path(p)) {
+      throw Error(Errc::kInvalidArgument,
+                  "path '" + p +
+                      "' is not a path under the root the journal keeps (relative, no "
+                      "'..', not under .longrun)");
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+JournalUseCases::JournalUseCases(Service& service, journal::Journal& journal, EventBus& events)
+    : service_(service), journal_(journal), events_(events) {}
+
+json JournalUseCases::diff(const DiffArgs& args, const Actor& actor) {
+  journal::DiffRequest req;
+  req.turn = args.turn.value_or(service_.state().turn_index);
+  req.paths = normalized(args.paths);
+  req.stat = args.stat;
+  if (!actor.approver) req.reader = std::make_pair(actor.uid, actor.gid);
+  json out = journal::diff(journal_, req);
+  if (!journal_.enabled()) out["journal"] = "off";
+  return out;
+}
+
+json JournalUseCases::undo(const UndoArgs& args, const Actor& actor) {
+  if (!actor.approver) {
+    throw Error(Errc::kForbidden,
+                "undo: only an approver (root, the daemon's owner or a configured "
+                "--approver-uid/--approver-gid) may undo a turn");
+  }
+  std::lock_guard lock(undo_mu_);
+  const TaskState state = service_.state();
+  journal::UndoRequest req;
+  req.turn = args.turn;
+  req.current_turn = state.turn_index;
+  req.paths = normalized(args.paths);
+  req.force = args.force;
+  req.dry_run = args.dry_run;
+  if (!args.dry_run) {
+    // Recorded before it takes effect: the audit shows an undo that started,
+    // even if the daemon dies midway (running it again finishes it).
+    events_.publish({{"type", "undo_started"},
+                     {"turn", args.turn},
+                     {"current_turn", state.turn_index},
+                     {"paths", req.paths},
+                     {"force", args.force},
+                     {"reason", args.reason},
+                     {"uid", actor.uid}});
+  }
+  json out = journal::undo(journal_, req, touch_);
+  if (!args.dry_run) {
+    spdlog::info("undo of turn {}: {} restored, {} removed", args.turn, out["restored"].size(),
+                 out["removed"].size());
+    events_.publish({{"type", "undo"},
+                     {"turn", args.turn},
+                     {"current_turn", state.turn_index},
+                     {"restored", out["restored"]},
+                     {"removed", out["removed"]},
+                     {"not_undoable", out["not_undoable"]},
+                     {"forced_over", out["conflicts"]},
+                     {"reason", args.reason},
+                     {"uid", actor.uid}});
+  }
+  out["journaled_in_turn"] = state.turn_index;
+  return out;
+}
+
+json JournalUseCases::status() {
+  const uint64_t turn = service_.state().turn_index;
+  json out = {{"enabled", journal_.enabled()},
+              {"turn", turn},
+              {"bytes", journal_.turn_bytes(turn)},
+              {"turns_kept", journal_.turns().size()}};
+  json bad = json::array();
+  for (const auto& p : journal_.not_undoable(turn)) bad.push_back(p);
+  out["not_undoable"] = bad;
+  return out;
+}
+
+}  // namespace leasefs::gate

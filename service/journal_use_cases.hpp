@@ -1,0 +1,55 @@
+// The journal's use cases: `diff` (anyone who may read status) and `undo` (an
+// approver action, recorded in the audit through an event before and after it
+// runs, performed on the backing tree and itself journaled in the current turn).
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/actor.hpp"
+#include "journal/journal.hpp"
+#include "service/event_bus.hpp"
+
+namespace leasefs::gate {
+
+class Service;
+
+struct DiffArgs {
+  std::optional<uint64_t> turn;  // default: the current turn
+  std::vector<std::string> paths;
+  bool stat = false;
+};
+
+struct UndoArgs {
+  uint64_t turn = 0;
+  std::vector<std::string> paths;
+  bool force = false;
+  bool dry_run = false;
+  std::string reason;
+};
+
+class JournalUseCases {
+ public:
+  JournalUseCases(Service& service, journal::Journal& journal, EventBus& events);
+
+  // Called for each path the undo changes, before and after (kernel caches).
+  void set_touch(std::function<void(const std::string&)> fn) { touch_ = std::move(fn); }
+
+  nlohmann::json diff(const DiffArgs& args, const Actor& actor);
+  nlohmann::json undo(const UndoArgs& args, const Actor& actor);
+  // For status: the journal's turn, what it holds and what it could not keep.
+  nlohmann::json status();
+
+ private:
+  Service& service_;
+  journal::Journal& journal_;
+  EventBus& events_;
+  std::function<void(const std::string&)> touch_;
+  std::mutex undo_mu_;  // one undo at a time
+};
+
+}  // namespace leasefs::gate

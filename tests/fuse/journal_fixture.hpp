@@ -1,0 +1,88 @@
+// The real daemon over a fresh root (the fixture of tests/security), with what
+// journal tests need: a turn under a lease, the control socket, and a signature
+// of a tree (type, mode, owner, content hash or link target, which names are
+// hard links of one another) to compare a tree with its copy byte for byte.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/security/fdcrash_fixture.hpp"
+#include "tests/support/control_client.hpp"
+
+namespace leasefs::test {
+
+class JournalTest : public FdcrashTest {
+ protected:
+  void mount(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"mount", root, "--socket", sock};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = leasefs(args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    in_root.cwd = root;
+    in_root.timeout_s = 60;
+  }
+  nlohmann::json call(const std::string& cmd, nlohmann::json args = nlohmann::json::object()) {
+    ControlClient c(sock);
+    return c.call(cmd, std::move(args), 60000);
+  }
+  nlohmann::json ok(const std::string& cmd, nlohmann::json args = nlohmann::json::object()) {
+    nlohmann::json r = call(cmd, std::move(args));
+    EXPECT_TRUE(r.value("ok", false)) << cmd << ": " << r.dump();
+    return r.value("result", nlohmann::json::object());
+  }
+  // start (once), then a new turn with an unnarrowed grant; returns the turn.
+  uint64_t leased_turn() {
+    if (!started) {
+      ok("start", {{"description", "journal test"}});
+      started = true;
+    }
+    nlohmann::json t = ok("turn");
+    ok("grant", {{"reason", "journal test"}});
+    return t.value("turn", uint64_t{0});
+  }
+  RunResult sh(const std::string& script) { return run_sh(script, in_root); }
+  // One line per entry under `dir` (not .longrun), sorted; hard links named by
+  // the first path of their inode.
+  static std::string signature(const std::string& dir) {
+    RunOptions o;
+    o.timeout_s = 60;
+    RunResult r = run_argv({"python3", "-c", R"py(
+import hashlib, os, stat, sys
+top = sys.argv[1]
+seen = {}
+out = []
+for d, dirs, files in os.walk(top):
+    dirs.sort()
+    if d == top and '.longrun' in dirs:
+        dirs.remove('.longrun')
+    for name in sorted(dirs + files):
+        p = os.path.join(d, name)
+        rel = os.path.relpath(p, top)
+        st = os.lstat(p)
+        line = f"{rel} {stat.filemode(st.st_mode)} {st.st_uid}:{st.st_gid}"
+        if stat.S_ISLNK(st.st_mode):
+            line += " -> " + os.readlink(p)
+        elif stat.S_ISREG(st.st_mode):
+            with open(p, 'rb') as f:
+                line += " " + hashlib.sha256(f.read()).hexdigest()[:16]
+            key = (st.st_dev, st.st_ino)
+            line += f" nlink={st.st_nlink}"
+            if st.st_nlink > 1:
+                line += " same-as=" + seen.setdefault(key, rel)
+        out.append(line)
+print("\n".join(sorted(out)))
+)py",
+                            dir},
+                           o);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.output;
+  }
+
+  RunOptions in_root;
+  bool started = false;
+};
+
+}  // namespace leasefs::test

@@ -1,0 +1,110 @@
+// The journal against an agent running as a second uid (65534): it can neither
+// read nor write .longrun/journal through the mount, cannot undo, cannot read
+// through `diff` a file it could never read, and cannot make an undo write
+// outside the root by planting a symlink where a journaled directory was.
+#include <gtest/gtest.h>
+
+#include "tests/fuse/journal_fixture.hpp"
+
+namespace leasefs::test {
+namespace {
+
+class JournalAttack : public JournalTest {
+ protected:
+  RunResult as_agent(const std::string& script) {
+    RunOptions o;
+    o.uid = kAgentUid;
+    o.gid = kAgentUid;
+    o.cwd = root;
+    o.timeout_s = 60;
+    return run_sh(script, o);
+  }
+  // One request on the control socket as the agent; the reply line.
+  nlohmann::json agent_call(const std::string& cmd, const nlohmann::json& args) {
+    ::chmod(sock.c_str(), 0666);  // the agent may connect; the daemon judges its uid
+    nlohmann::json req = {{"id", 1}, {"cmd", cmd}, {"args", args}};
+    RunResult r = as_agent(
+        "python3 -c 'import socket,sys\n"
+        "s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+        "s.sendall(sys.argv[2].encode()+b\"\\n\")\n"
+        "f=s.makefile()\nfor line in f:\n    if \"\\\"id\\\":1\" in line.replace(\" \",\"\"):\n"
+        "        print(line.strip()); break' " +
+        sock + " '" + req.dump() + "'");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output, nullptr, false);
+  }
+};
+
+TEST_F(JournalAttack, JournalIsNeitherReadableNorWritableByTheAgent) {
+  ASSERT_EQ(run_sh("echo secret-old > " + root + "/f && chmod 644 " + root + "/f").exit_code, 0);
+  mount();
+  const uint64_t t = leased_turn();
+  ASSERT_EQ(sh("echo new > f").exit_code, 0);
+  const std::string dir = ".longrun/journal/" + std::to_string(t);
+  // The journal exists (the daemon's view through the same mount, as root).
+  struct stat st {};
+  ASSERT_EQ(::stat((root + "/" + dir + "/index.jsonl").c_str(), &st), 0) << "no journal kept";
+  for (const std::string& probe :
+       std::vector<std::string>{"ls .longrun/journal", "cat " + dir + "/index.jsonl",
+                                "cat " + dir + "/b1", "echo x >> " + dir + "/index.jsonl",
+                                "rm -rf .longrun/journal", "mkdir .longrun/journal/999"}) {
+    RunResult r = as_agent(probe);
+    EXPECT_NE(r.exit_code, 0) << probe << ": " << r.output;
+    EXPECT_EQ(r.output.find("secret-old"), std::string::npos) << probe << ": " << r.output;
+  }
+  EXPECT_EQ(::stat((root + "/.longrun/journal/999").c_str(), &st), -1);
+}
+
+TEST_F(JournalAttack, AgentCannotUndo) {
+  ASSERT_EQ(run_sh("echo 0 > " + root + "/a && chmod 666 " + root + "/a").exit_code, 0);
+  mount();
+  const uint64_t t = leased_turn();
+  ASSERT_EQ(sh("echo 1 > a").exit_code, 0);
+  ok("turn");
+  nlohmann::json r = agent_call("undo", {{"turn", t}});
+  ASSERT_TRUE(r.is_object()) << r.dump();
+  EXPECT_FALSE(r.value("ok", true)) << r.dump();
+  EXPECT_EQ(r["error"].value("code", ""), "forbidden") << r.dump();
+  EXPECT_EQ(sh("cat a").output, "1\n");
+  // diff is open to whoever may read status.
+  nlohmann::json d = agent_call("diff", {{"turn", t}});
+  EXPECT_TRUE(d.value("ok", false)) << d.dump();
+}
+
+TEST_F(JournalAttack, DiffShowsTheAgentNoContentItCouldNotRead) {
+  ASSERT_EQ(run_sh("cd " + root + " && echo root-only-secret > s && chmod 600 s").exit_code, 0);
+  mount();
+  const uint64_t t = leased_turn();
+  ASSERT_EQ(sh("echo replaced > s && chmod 644 s").exit_code, 0);
+  ASSERT_EQ(as_agent("cat s").output, "replaced\n");  // now readable, the old content was not
+  nlohmann::json d = agent_call("diff", {{"turn", t}});
+  ASSERT_TRUE(d.value("ok", false)) << d.dump();
+  const std::string text = d["result"].value("text", std::string());
+  EXPECT_EQ(text.find("root-only-secret"), std::string::npos) << text;
+  EXPECT_NE(text.find("not shown"), std::string::npos) << text;
+  // An approver sees it.
+  EXPECT_NE(ok("diff", {{"turn", t}}).value("text", std::string()).find("-root-only-secret"),
+            std::string::npos);
+}
+
+TEST_F(JournalAttack, UndoFollowsNoSymlinkOutOfTheRoot) {
+  const std::string outside = base + "/outside";
+  ASSERT_EQ(run_sh("mkdir -p " + outside + " && echo precious > " + outside + "/f").exit_code, 0);
+  ASSERT_EQ(run_sh("chmod 777 " + root).exit_code, 0);
+  mount();
+  // Turn 1: the agent creates d/f. Turn 2: it swaps d for a symlink to a
+  // directory outside the root that also has an f.
+  const uint64_t t1 = leased_turn();
+  ASSERT_EQ(as_agent("mkdir d && echo mine > d/f").exit_code, 0);
+  leased_turn();
+  ASSERT_EQ(as_agent("rm -rf d && ln -s " + outside + " d").exit_code, 0);
+  ok("turn");
+  nlohmann::json u = ok("undo", {{"turn", t1}, {"force", true}});
+  EXPECT_TRUE(u.value("applied", false)) << u.dump();
+  EXPECT_EQ(run_sh("cat " + outside + "/f").output, "precious\n");
+  struct stat st {};
+  EXPECT_NE(::lstat((root + "/d").c_str(), &st), 0) << "d is still there";
+}
+
+}  // namespace
+}  // namespace leasefs::test
