@@ -121,7 +121,7 @@ struct Runtime::Impl {
           if (!e.origin.empty()) ev["origin"] = e.origin;
           bus.publish(std::move(ev));
         });
-        journal_cases = std::make_unique<JournalUseCases>(*service, *journal, bus);
+        journal_cases = std::make_unique<JournalUseCases>(*service, *journal, bus, &ledger);
       }
       pump = std::make_unique<control::GateEventPump>(service.get(), bus, options.hash_limit_bytes);
       pump->start();

@@ -138,6 +138,19 @@ LedgerEntry Ledger::record_revoke(const RevokeRecord& revoke) {
   return db_.transaction([&] { return append(entry); });
 }
 
+LedgerEntry Ledger::record_undo(const UndoRecord& undo) {
+  LedgerEntry entry;
+  entry.kind = "undo";
+  entry.task_id = undo.task_id;
+  entry.turn = undo.turn;
+  entry.actor_uid = undo.actor_uid;
+  entry.subject_id = "turn " + std::to_string(undo.undone_turn);
+  entry.text = undo.reason;
+  entry.detail = {{"undone_turn", undo.undone_turn}, {"paths", undo.paths}, {"force", undo.force}};
+  std::lock_guard lock(mutex_);
+  return db_.transaction([&] { return append(entry); });
+}
+
 Request Ledger::create_request(std::string_view task_id, std::int64_t turn, std::string_view reason,
                                const std::vector<std::string>& paths, std::uint32_t requester_uid) {
   std::lock_guard lock(mutex_);

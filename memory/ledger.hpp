@@ -30,6 +30,8 @@ class Ledger {
 
   LedgerEntry record_grant(const GrantRecord& grant);
   LedgerEntry record_revoke(const RevokeRecord& revoke);
+  // An undo, recorded before it touches the tree (subject_id "turn N").
+  LedgerEntry record_undo(const UndoRecord& undo);
 
   // Records a pending request (R_0001, ...) and its ledger row.
   Request create_request(std::string_view task_id, std::int64_t turn, std::string_view reason,

@@ -51,8 +51,18 @@ struct RevokeRecord {
   std::string reason;  // why, e.g. "turn advanced" or the person's words
 };
 
+struct UndoRecord {
+  std::string task_id;
+  std::int64_t turn = 0;         // the turn in force when the undo ran
+  std::int64_t undone_turn = 0;  // the turn put back
+  std::uint32_t actor_uid = 0;
+  std::string reason;              // the approver's words
+  std::vector<std::string> paths;  // empty: everything the turn changed
+  bool force = false;
+};
+
 // One row of the ledger. kind is one of "grant", "revoke", "request",
-// "approve", "reject"; subject_id is the grant or request id; text is the
+// "approve", "reject", "undo"; subject_id is the grant or request id; text is the
 // original words; detail holds the rest (paths, ops, ttl, ...).
 struct LedgerEntry {
   std::int64_t seq = 0;

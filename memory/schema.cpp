@@ -10,7 +10,7 @@ namespace {
 
 // Migration N (1-based) takes the schema from version N-1 to N. Append only:
 // a released migration is never edited.
-constexpr std::array<std::string_view, 3> kMigrations = {
+constexpr std::array<std::string_view, 4> kMigrations = {
     // 1: records and their two full-text indexes. `seq` is the rowid; `id` is the
     // readable S_0001 form. `ref` is NULL when the caller gave none, so UNIQUE
     // applies only to real refs. Both FTS5 tables are external-content tables
@@ -113,6 +113,26 @@ CREATE TABLE audit_head (
   seq  INTEGER NOT NULL,
   hash TEXT    NOT NULL
 );
+)sql",
+    // 4: the ledger also keeps undos (an approver putting a turn back). SQLite
+    // cannot alter a CHECK, so the table is rebuilt with its rows as they are.
+    R"sql(
+CREATE TABLE ledger_v4 (
+  seq         INTEGER PRIMARY KEY,
+  kind        TEXT    NOT NULL
+              CHECK (kind IN ('grant', 'revoke', 'request', 'approve', 'reject', 'undo')),
+  task_id     TEXT    NOT NULL,
+  turn        INTEGER NOT NULL,
+  actor_uid   INTEGER NOT NULL,
+  subject_id  TEXT    NOT NULL,
+  text        TEXT    NOT NULL,
+  detail_json TEXT    NOT NULL DEFAULT '{}',
+  created_ms  INTEGER NOT NULL
+);
+INSERT INTO ledger_v4 SELECT seq, kind, task_id, turn, actor_uid, subject_id, text, detail_json,
+                             created_ms FROM ledger;
+DROP TABLE ledger;
+ALTER TABLE ledger_v4 RENAME TO ledger;
 )sql",
 };
 

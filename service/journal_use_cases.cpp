@@ -38,8 +38,9 @@ std::vector<std::string> normalized(const std::vector<std::string>& paths) {
 
 }  // namespace
 
-JournalUseCases::JournalUseCases(Service& service, journal::Journal& journal, EventBus& events)
-    : service_(service), journal_(journal), events_(events) {}
+JournalUseCases::JournalUseCases(Service& service, journal::Journal& journal, EventBus& events,
+                                 memory::Ledger* ledger)
+    : service_(service), journal_(journal), events_(events), ledger_(ledger) {}
 
 json JournalUseCases::diff(const DiffArgs& args, const Actor& actor) {
   journal::DiffRequest req;
@@ -66,6 +67,24 @@ json JournalUseCases::undo(const UndoArgs& args, const Actor& actor) {
   req.paths = normalized(args.paths);
   req.force = args.force;
   req.dry_run = args.dry_run;
+  if (!args.dry_run && ledger_) {
+    // The ledger first, as for a grant: an undo it cannot record does not run.
+    memory::UndoRecord record;
+    record.task_id = state.task_id;
+    record.turn = static_cast<int64_t>(state.turn_index);
+    record.undone_turn = static_cast<int64_t>(args.turn);
+    record.actor_uid = actor.uid;
+    record.reason = args.reason;
+    record.paths = req.paths;
+    record.force = args.force;
+    try {
+      ledger_->record_undo(record);
+    } catch (const std::exception& e) {
+      throw Error(Errc::kMemoryError, std::string("undo: the ledger cannot record it, nothing was "
+                                                  "changed: ") +
+                                          e.what());
+    }
+  }
   if (!args.dry_run) {
     // Recorded before it takes effect: the audit shows an undo that started,
     // even if the daemon dies midway (running it again finishes it).

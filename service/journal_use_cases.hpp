@@ -1,6 +1,7 @@
 // The journal's use cases: `diff` (anyone who may read status) and `undo` (an
 // approver action, recorded in the audit through an event before and after it
-// runs, performed on the backing tree and itself journaled in the current turn).
+// runs, recorded in the ledger before it runs, performed on the backing tree and itself journaled
+// in the current turn).
 #pragma once
 
 #include <functional>
@@ -12,6 +13,7 @@
 
 #include "gate/actor.hpp"
 #include "journal/journal.hpp"
+#include "memory/ledger.hpp"
 #include "service/event_bus.hpp"
 
 namespace leasefs::gate {
@@ -34,7 +36,10 @@ struct UndoArgs {
 
 class JournalUseCases {
  public:
-  JournalUseCases(Service& service, journal::Journal& journal, EventBus& events);
+  // `ledger` may be null (tests of the journal alone); with one, an undo is
+  // refused unless the ledger records it first.
+  JournalUseCases(Service& service, journal::Journal& journal, EventBus& events,
+                  memory::Ledger* ledger);
 
   // Called for each path the undo changes, before and after (kernel caches).
   void set_touch(std::function<void(const std::string&)> fn) { touch_ = std::move(fn); }
@@ -48,6 +53,7 @@ class JournalUseCases {
   Service& service_;
   journal::Journal& journal_;
   EventBus& events_;
+  memory::Ledger* ledger_;
   std::function<void(const std::string&)> touch_;
   std::mutex undo_mu_;  // one undo at a time
 };

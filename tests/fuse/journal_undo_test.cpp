@@ -4,6 +4,7 @@
 // symlink targets, hard links).
 #include <gtest/gtest.h>
 
+#include "memory/ledger.hpp"
 #include "tests/fuse/journal_fixture.hpp"
 
 namespace leasefs::test {
@@ -200,6 +201,16 @@ TEST_F(JournalUndo, IdempotencyKeyRunsTheUndoOnce) {
   ASSERT_TRUE(second.value("ok", false)) << second.dump();
   EXPECT_EQ(second["result"], first["result"]);
   EXPECT_EQ(sh("cat a").output, "9\n");
+  // The ledger has the undo, once, with what was put back.
+  memory::Ledger ledger(root + "/.longrun/memory.db");
+  int undos = 0;
+  for (const auto& e : ledger.entries(100)) {
+    if (e.kind != "undo") continue;
+    ++undos;
+    EXPECT_EQ(e.subject_id, "turn " + std::to_string(t1));
+    EXPECT_EQ(e.actor_uid, 0u);
+  }
+  EXPECT_EQ(undos, 1);
 }
 
 TEST_F(JournalUndo, DiffStatAndPathFilter) {

@@ -50,6 +50,39 @@ TEST(SqliteDb, NewerSchemaIsRefused) {
   EXPECT_THROW(open_database(dir.file("memory.db")), MemoryError);
 }
 
+TEST(SqliteDb, Version3LedgerKeepsItsRowsAndLearnsUndo) {
+  test::TempDir dir;
+  {
+    // A ledger as schema 3 left it: no 'undo' kind, one grant recorded.
+    SqliteDb db = open_database(dir.file("memory.db"));
+    db.exec(R"sql(
+DROP TABLE ledger;
+CREATE TABLE ledger (
+  seq INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('grant', 'revoke', 'request', 'approve', 'reject')),
+  task_id TEXT NOT NULL, turn INTEGER NOT NULL, actor_uid INTEGER NOT NULL,
+  subject_id TEXT NOT NULL, text TEXT NOT NULL, detail_json TEXT NOT NULL DEFAULT '{}',
+  created_ms INTEGER NOT NULL);
+INSERT INTO ledger VALUES (1, 'grant', 'T_1', 0, 0, 'G_0001', 'fix it', '{}', 5);
+UPDATE schema_version SET version = 3;
+)sql");
+    EXPECT_THROW(db.exec("INSERT INTO ledger VALUES (2, 'undo', 'T_1', 1, 0, 'turn 0', 'x', "
+                         "'{}', 6)"),
+                 MemoryError);
+  }
+  SqliteDb db = open_database(dir.file("memory.db"));
+  EXPECT_EQ(schema_version(db), schema_version_latest());
+  auto row = db.prepare("SELECT kind, subject_id, text, created_ms FROM ledger WHERE seq = 1");
+  ASSERT_TRUE(row.step());
+  EXPECT_EQ(row.column_text(0), "grant");
+  EXPECT_EQ(row.column_text(1), "G_0001");
+  EXPECT_EQ(row.column_text(2), "fix it");
+  EXPECT_EQ(row.column_int64(3), 5);
+  db.exec("INSERT INTO ledger VALUES (2, 'undo', 'T_1', 1, 0, 'turn 0', 'x', '{}', 6)");
+  EXPECT_THROW(db.exec("INSERT INTO ledger VALUES (3, 'bogus', 'T_1', 1, 0, 's', 'x', '{}', 7)"),
+               MemoryError);
+}
+
 TEST(SqliteDb, TransactionCommits) {
   SqliteDb db(":memory:");
   db.exec("CREATE TABLE t (v INTEGER)");
