@@ -22,6 +22,11 @@ struct MountCommand {
   // Mount over a root that processes already reach (cwd, root, fds, mappings);
   // those processes keep ungated access to the tree beneath (busy_root.hpp).
   bool allow_busy = false;
+  // --protect GLOB (repeatable): paths no lease opens unless a grant names them
+  // explicitly (gate/protected_paths.hpp); added to the defaults unless
+  // --no-default-protect.
+  std::vector<std::string> protect;
+  bool no_default_protect = false;
 };
 
 int run_mount(const MountCommand& cmd);

@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -214,6 +215,19 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   ro.socket_path = cmd.socket;
   ro.approver_uids = cmd.approver_uids;
   ro.approver_gids = cmd.approver_gids;
+  if (cmd.no_default_protect) ro.protected_globs.clear();
+  for (const std::string& glob : cmd.protect) {
+    std::string why;
+    std::string normalized = gate::normalize_protected_glob(glob, &why);
+    if (normalized.empty()) {
+      report.error("--protect '" + glob + "': " + why);
+      return 1;
+    }
+    if (std::find(ro.protected_globs.begin(), ro.protected_globs.end(), normalized) ==
+        ro.protected_globs.end()) {
+      ro.protected_globs.push_back(std::move(normalized));
+    }
+  }
   if (agent) {
     // The agent's group reads status.md and reaches the socket; nothing the daemon
     // creates is anyone else's (FUSE workers keep their own umask, see filesystem.cpp).

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gate/gate.hpp"
+#include "gate/protected_paths.hpp"
 
 namespace leasefs::gate {
 
@@ -38,6 +39,9 @@ struct RuntimeOptions {
   uint64_t hash_limit_bytes = uint64_t{64} << 20;
   // fdatasync the audit log after every event.
   bool audit_fsync = true;
+  // Paths no lease opens unless a grant names them (gate/protected_paths.hpp),
+  // normalized. `.longrun/**` is protected whatever this holds.
+  std::vector<std::string> protected_globs = default_protected_globs();
 };
 
 class Runtime {

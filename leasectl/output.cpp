@@ -99,6 +99,10 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
                  st.red("a checkpoint is waiting: `leasectl checkpoint --retry-pending`").c_str());
   }
   std::fprintf(out, "%-10s %s\n", "memories", str(r, "memory_records", "0").c_str());
+  if (r.contains("protected_paths")) {
+    // Paths only a grant that names them opens (`leasefs mount --protect`).
+    std::fprintf(out, "%-10s %s\n", "protected", list(r["protected_paths"]).c_str());
+  }
   const json refusals = r.value("recent_refusals", json::array());
   if (!refusals.empty()) {
     // The total, and how many of the last ones follow.

@@ -247,6 +247,9 @@ json Service::status() {
               {"recent_refusals", refusals_},
               {"refusals_total", refusals_total_}};
   if (file_plane_status_) out["file_plane"] = file_plane_status_();
+  json protected_paths = json::array({".longrun/**"});
+  for (auto& glob : gate_.protected_globs()) protected_paths.push_back(std::move(glob));
+  out["protected_paths"] = std::move(protected_paths);
   if (!state_error_.empty()) {
     out["state_error"] = state_error_;
     out["repair"] = kStateRepairHint;
