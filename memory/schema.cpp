@@ -10,7 +10,7 @@ namespace {
 
 // Migration N (1-based) takes the schema from version N-1 to N. Append only:
 // a released migration is never edited.
-constexpr std::array<std::string_view, 3> kMigrations = {
+constexpr std::array<std::string_view, 4> kMigrations = {
     // 1: records and their two full-text indexes. `seq` is the rowid; `id` is the
     // readable S_0001 form. `ref` is NULL when the caller gave none, so UNIQUE
     // applies only to real refs. Both FTS5 tables are external-content tables
@@ -113,6 +113,12 @@ CREATE TABLE audit_head (
   seq  INTEGER NOT NULL,
   hash TEXT    NOT NULL
 );
+)sql",
+    // 4: who asked: the requesting process's pid and command line (bounded), next
+    // to the uid, so an approver sees which program wants the lease.
+    R"sql(
+ALTER TABLE requests ADD COLUMN requester_pid     INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN requester_command TEXT    NOT NULL DEFAULT '';
 )sql",
 };
 
