@@ -28,6 +28,11 @@ struct MountCommand {
   uint64_t journal_max_turn_mb = 4096;
   uint64_t journal_keep_turns = 50;
   uint64_t journal_keep_mb = 16384;
+  // --protect GLOB (repeatable): paths no lease opens unless a grant names them
+  // explicitly (gate/protected_paths.hpp); added to the defaults unless
+  // --no-default-protect.
+  std::vector<std::string> protect;
+  bool no_default_protect = false;
 };
 
 int run_mount(const MountCommand& cmd);

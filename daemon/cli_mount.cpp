@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -219,6 +220,19 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   ro.journal.max_turn_bytes = cmd.journal_max_turn_mb << 20;
   ro.journal.keep_turns = cmd.journal_keep_turns;
   ro.journal.keep_bytes = cmd.journal_keep_mb << 20;
+  if (cmd.no_default_protect) ro.protected_globs.clear();
+  for (const std::string& glob : cmd.protect) {
+    std::string why;
+    std::string normalized = gate::normalize_protected_glob(glob, &why);
+    if (normalized.empty()) {
+      report.error("--protect '" + glob + "': " + why);
+      return 1;
+    }
+    if (std::find(ro.protected_globs.begin(), ro.protected_globs.end(), normalized) ==
+        ro.protected_globs.end()) {
+      ro.protected_globs.push_back(std::move(normalized));
+    }
+  }
   if (agent) {
     // The agent's group reads status.md and reaches the socket; nothing the daemon
     // creates is anyone else's (FUSE workers keep their own umask, see filesystem.cpp).

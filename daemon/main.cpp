@@ -59,6 +59,11 @@ int main(int argc, char** argv) {
   mount->add_flag("--allow-busy", m.allow_busy,
                   "mount over ROOT even while processes are inside it; WEAKENS THE GATE: "
                   "those processes keep writing the tree beneath without a lease");
+  mount->add_option("--protect", m.protect,
+                    "GLOB no lease opens unless a grant names it explicitly (repeatable; "
+                    "added to the defaults .git/hooks/** and .git/config; .longrun/** always)");
+  mount->add_flag("--no-default-protect", m.no_default_protect,
+                  "do not protect .git/hooks/** and .git/config by default");
 
   mount
       ->add_option("--journal", m.journal,

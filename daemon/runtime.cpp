@@ -109,6 +109,7 @@ struct Runtime::Impl {
     try {
       dir.share_with(options.agent_gid);
       if (auto done = exclude_longrun_from_git(root_fd)) spdlog::info("{}", *done);
+      gate.set_protected_globs(options.protected_globs);  // before the first publication
       service = std::make_unique<Service>(store, memory, &ledger, gate, bus);
       if (options.journal.enabled) {
         journal = std::make_unique<journal::Journal>(root_fd, dir.fd(), options.journal);

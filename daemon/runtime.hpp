@@ -17,6 +17,7 @@
 
 #include "gate/gate.hpp"
 #include "journal/journal.hpp"
+#include "gate/protected_paths.hpp"
 
 namespace leasefs::gate {
 
@@ -41,6 +42,9 @@ struct RuntimeOptions {
   bool audit_fsync = true;
   // The per-turn journal (.longrun/journal); enabled = false: none is kept.
   journal::Options journal;
+  // Paths no lease opens unless a grant names them (gate/protected_paths.hpp),
+  // normalized. `.longrun/**` is protected whatever this holds.
+  std::vector<std::string> protected_globs = default_protected_globs();
 };
 
 class Runtime {

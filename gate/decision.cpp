@@ -1,6 +1,7 @@
 #include "gate/decision.hpp"
 
 #include "gate/glob.hpp"
+#include "gate/protected_paths.hpp"
 
 namespace leasefs::gate {
 
@@ -59,6 +60,8 @@ Decision decide(const GateSnapshot& snapshot, Op op, std::string_view path,
   if (is_protected_path(path)) return {false, DenyReason::kProtectedPath};
   if (!snapshot.has_task) return {false, DenyReason::kNoTask};
   if (snapshot.status != TaskStatus::kInProgress) return {false, DenyReason::kNotInProgress};
+  // A --protect glob: only a grant that names the path explicitly opens it.
+  const std::string* guard = protecting_glob(snapshot.protected_globs, path);
 
   // Report the most specific reason: a grant for this turn that did not fit
   // beats an expired one, which beats one from another turn (I3).
@@ -74,6 +77,10 @@ Decision decide(const GateSnapshot& snapshot, Op op, std::string_view path,
     }
     if ((grant.ops & op_class(op)) == 0 || !covers_path(grant, path)) {
       reason = DenyReason::kOutOfScope;
+      continue;
+    }
+    if (guard && !grant_names(grant, path, *guard)) {
+      reason = DenyReason::kProtectedPath;
       continue;
     }
     return {true, DenyReason::kNone, &grant};

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,9 +43,13 @@ struct GateSnapshot {
   TaskStatus status = TaskStatus::kPending;
   uint64_t turn = 0;
   std::vector<Grant> grants;
-  // True when some current grant is narrowed by path, so the caller must
-  // resolve the path; otherwise only the protected-path check needs it.
+  // True when some current grant is narrowed by path, or when protected globs
+  // could close a path an unscoped grant would open, so the caller must resolve
+  // the path; otherwise only the .longrun check needs it.
   bool needs_path = false;
+  // `leasefs mount --protect` globs (protected_paths.hpp): no grant opens them
+  // unless it names them explicitly. Set by Gate::publish from the mount's list.
+  std::vector<std::string> protected_globs;
 };
 
 struct Decision {

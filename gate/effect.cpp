@@ -1,5 +1,7 @@
 #include "gate/effect.hpp"
 
+#include "gate/protected_paths.hpp"
+
 namespace leasefs::gate {
 
 namespace {
@@ -36,6 +38,14 @@ class Judge {
       if (!ask(Op::kRename, kUnresolvedPath)) {
         result_.refused.path =
             std::string(a);  // reported as the directory that could not be checked
+        return false;
+      }
+      // What could not be listed may hold a protected path (a huge .git): refuse
+      // rather than move it unseen.
+      if (may_hold_protected(snapshot_.protected_globs, a) ||
+          may_hold_protected(snapshot_.protected_globs, b)) {
+        result_.decision = Decision{false, DenyReason::kProtectedPath};
+        result_.refused = Effect{Op::kRename, std::string(a)};
         return false;
       }
     }

@@ -85,12 +85,25 @@ bool Gate::needs_path() const noexcept {
   return cell_.read()->needs_path;
 }
 
+void Gate::set_protected_globs(std::vector<std::string> globs) {
+  std::lock_guard lock(listener_mu_);
+  protected_ = std::move(globs);
+}
+
+std::vector<std::string> Gate::protected_globs() const {
+  std::lock_guard lock(listener_mu_);
+  return protected_;
+}
+
 void Gate::publish(GateSnapshot snapshot) {
+  std::lock_guard lock(listener_mu_);
+  snapshot.protected_globs = protected_;
   snapshot.needs_path = false;
   for (const auto& g : snapshot.grants) {
-    if (g.turn == snapshot.turn && !g.paths.empty()) snapshot.needs_path = true;
+    if (g.turn != snapshot.turn) continue;
+    // Protected globs close paths a grant would otherwise open: its path counts.
+    if (!g.paths.empty() || !snapshot.protected_globs.empty()) snapshot.needs_path = true;
   }
-  std::lock_guard lock(listener_mu_);
   if (listener_) listener_->on_publishing();
   cell_.publish(std::make_unique<const GateSnapshot>(std::move(snapshot)));
   if (listener_) {

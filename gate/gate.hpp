@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "base/clock.hpp"
 #include "base/unique_fd.hpp"
@@ -95,6 +96,11 @@ class Gate {
 
   void set_sink(GateEventSink* sink) noexcept;  // nullptr detaches
 
+  // The mount's --protect globs (protected_paths.hpp), normalized; every later
+  // publication carries them. Set once, before the first grant is published.
+  void set_protected_globs(std::vector<std::string> globs);
+  std::vector<std::string> protected_globs() const;
+
   // Filesystem side. Every refusal is passed on (the sink coalesces and counts);
   // the process name of a (pid, op, path) is read once per coalescing window.
   void report_refusal(Op op, std::string_view path, const Caller& caller,
@@ -106,8 +112,10 @@ class Gate {
  private:
   SnapshotCell<GateSnapshot> cell_;
   std::atomic<GateEventSink*> sink_{nullptr};
-  std::mutex listener_mu_;  // held while a listener runs, so detaching waits for it
+  mutable std::mutex listener_mu_;  // held while a listener runs, so detaching waits
+                                    // for it; also guards protected_
   PublishListener* listener_ = nullptr;
+  std::vector<std::string> protected_;
 
   struct RecentRefusal {
     int64_t first_ms = 0;

@@ -1,6 +1,7 @@
 #include "gate/temp_sibling.hpp"
 
 #include "gate/glob.hpp"
+#include "gate/protected_paths.hpp"
 
 namespace leasefs::gate {
 
@@ -45,6 +46,9 @@ Decision decide_temp_sibling(const GateSnapshot& snapshot, std::string_view path
   if (!lease_open(snapshot) || !is_expressible(path) || path.empty()) {
     return {false, DenyReason::kOutOfScope};
   }
+  // No temporaries at a protected path: a leftover there (a new hook in
+  // .git/hooks) would be a protected file no grant named.
+  if (protecting_glob(snapshot.protected_globs, path)) return {false, DenyReason::kProtectedPath};
   const std::string_view dir = dir_of(path);
   for (const Grant& grant : snapshot.grants) {
     if (!grant_in_force(snapshot, grant, now_ms) || !edits_by_path(grant)) continue;

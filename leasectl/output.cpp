@@ -47,10 +47,21 @@ std::string grant_line(const json& g) {
   return line;
 }
 
+// Who asked: uid, pid and command line (the command is the process's own text,
+// shown inert and quoted).
+std::string asked_by(const json& r) {
+  std::string who = "by uid " + str(r, "requester_uid", "?");
+  if (r.contains("requester_pid")) {
+    who += " pid " + str(r, "requester_pid") + " \"" + str(r, "requester_command") + "\"";
+  }
+  return who;
+}
+
 std::string request_line(const json& r) {
   std::string paths = list(r.value("paths", json::array()));
   return str(r, "id") + "  " + str(r, "state", "pending") + "  turn " + str(r, "turn") +
-         "  paths " + (paths.empty() ? std::string("*") : paths) + "  \"" + str(r, "reason") + "\"";
+         "  paths " + (paths.empty() ? std::string("*") : paths) + "  \"" + str(r, "reason") +
+         "\"  " + asked_by(r);
 }
 
 void print_hits(std::FILE* out, const json& hits, const Style& st) {
@@ -110,6 +121,10 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
                    inert(p.is_string() ? p.get<std::string>() : p.dump()).c_str());
     }
   }
+  if (r.contains("protected_paths")) {
+    // Paths only a grant that names them opens (`leasefs mount --protect`).
+    std::fprintf(out, "%-10s %s\n", "protected", list(r["protected_paths"]).c_str());
+  }
   const json refusals = r.value("recent_refusals", json::array());
   if (!refusals.empty()) {
     // The total, and how many of the last ones follow.
@@ -160,10 +175,12 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
     if (r.contains("hint")) std::fprintf(out, "%s\n", str(r, "hint").c_str());
   } else if (cmd == "approve") {
     json g = r.value("grant", json::object());
-    std::fprintf(out, "%s %s -> %s\n", st.green("approved").c_str(),
-                 str(r.value("request", json::object()), "id").c_str(), grant_line(g).c_str());
+    const json q = r.value("request", json::object());
+    std::fprintf(out, "%s %s (asked %s) -> %s\n", st.green("approved").c_str(),
+                 str(q, "id").c_str(), asked_by(q).c_str(), grant_line(g).c_str());
   } else if (cmd == "reject") {
-    std::fprintf(out, "rejected %s\n", str(r.value("request", json::object()), "id").c_str());
+    const json q = r.value("request", json::object());
+    std::fprintf(out, "rejected %s (asked %s)\n", str(q, "id").c_str(), asked_by(q).c_str());
   } else if (cmd == "checkpoint") {
     // The checkpoint text is several lines by design: split on the real newlines,
     // then each line is shown inert.

@@ -13,7 +13,7 @@ using nlohmann::json;
 
 constexpr std::string_view kRequestColumns =
     "id, task_id, turn, reason, paths_json, requester_uid, state, decided_by, "
-    "decision_reason, decided_ms, created_ms";
+    "decision_reason, decided_ms, created_ms, requester_pid, requester_command";
 
 constexpr std::string_view kEntryColumns =
     "seq, kind, task_id, turn, actor_uid, subject_id, text, detail_json, created_ms";
@@ -44,6 +44,8 @@ Request read_request(const Statement& stmt) {
   request.decision_reason = stmt.column_text(8);
   request.decided_ms = stmt.column_int64(9);
   request.created_ms = stmt.column_int64(10);
+  request.requester_pid = stmt.column_int64(11);
+  request.requester_command = stmt.column_text(12);
   return request;
 }
 
@@ -153,6 +155,12 @@ LedgerEntry Ledger::record_undo(const UndoRecord& undo) {
 
 Request Ledger::create_request(std::string_view task_id, std::int64_t turn, std::string_view reason,
                                const std::vector<std::string>& paths, std::uint32_t requester_uid) {
+  return create_request(task_id, turn, reason, paths, requester_uid, 0, {});
+}
+
+Request Ledger::create_request(std::string_view task_id, std::int64_t turn, std::string_view reason,
+                               const std::vector<std::string>& paths, std::uint32_t requester_uid,
+                               std::int64_t requester_pid, std::string_view requester_command) {
   std::lock_guard lock(mutex_);
   return db_.transaction([&] {
     std::int64_t seq = 1;
@@ -167,13 +175,16 @@ Request Ledger::create_request(std::string_view task_id, std::int64_t turn, std:
     request.reason = reason;
     request.paths = paths;
     request.requester_uid = requester_uid;
+    request.requester_pid = requester_pid;
+    request.requester_command = requester_command;
     request.created_ms = base::now_ms();
     auto insert = db_.prepare(
         "INSERT INTO requests (seq, id, task_id, turn, reason, paths_json, requester_uid, state, "
-        "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)");
+        "created_ms, requester_pid, requester_command) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)");
     insert.bind_all(seq, request.id, request.task_id, request.turn, request.reason,
                     base::json_text(json(request.paths)), static_cast<std::int64_t>(requester_uid),
-                    request.created_ms);
+                    request.created_ms, request.requester_pid, request.requester_command);
     insert.run();
 
     LedgerEntry entry;
@@ -184,6 +195,10 @@ Request Ledger::create_request(std::string_view task_id, std::int64_t turn, std:
     entry.subject_id = request.id;
     entry.text = request.reason;
     entry.detail = {{"paths", request.paths}};
+    if (requester_pid != 0) {
+      entry.detail["pid"] = requester_pid;
+      entry.detail["command"] = request.requester_command;
+    }
     entry.created_ms = request.created_ms;
     append(entry);
     return request;

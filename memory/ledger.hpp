@@ -36,6 +36,10 @@ class Ledger {
   // Records a pending request (R_0001, ...) and its ledger row.
   Request create_request(std::string_view task_id, std::int64_t turn, std::string_view reason,
                          const std::vector<std::string>& paths, std::uint32_t requester_uid);
+  // The same, saying which process asked (pid, command line).
+  Request create_request(std::string_view task_id, std::int64_t turn, std::string_view reason,
+                         const std::vector<std::string>& paths, std::uint32_t requester_uid,
+                         std::int64_t requester_pid, std::string_view requester_command);
 
   // Approves or rejects a pending request of the current turn, exactly once.
   // Throws LedgerError (not_found, already_decided, stale) when refused, and

@@ -24,6 +24,8 @@ struct Request {
   std::string reason;     // the requester's words
   std::vector<std::string> paths;
   std::uint32_t requester_uid = 0;
+  std::int64_t requester_pid = 0;  // 0 when unknown (a request from before schema 5)
+  std::string requester_command;   // its /proc/<pid>/cmdline, bounded; agent text
   RequestState state = RequestState::pending;
   std::optional<std::uint32_t> decided_by;
   std::string decision_reason;  // the approver's words; empty when none given

@@ -10,7 +10,7 @@ namespace {
 
 // Migration N (1-based) takes the schema from version N-1 to N. Append only:
 // a released migration is never edited.
-constexpr std::array<std::string_view, 4> kMigrations = {
+constexpr std::array<std::string_view, 5> kMigrations = {
     // 1: records and their two full-text indexes. `seq` is the rowid; `id` is the
     // readable S_0001 form. `ref` is NULL when the caller gave none, so UNIQUE
     // applies only to real refs. Both FTS5 tables are external-content tables
@@ -133,6 +133,12 @@ INSERT INTO ledger_v4 SELECT seq, kind, task_id, turn, actor_uid, subject_id, te
                              created_ms FROM ledger;
 DROP TABLE ledger;
 ALTER TABLE ledger_v4 RENAME TO ledger;
+)sql",
+    // 5: who asked: the requesting process's pid and command line (bounded), next
+    // to the uid, so an approver sees which program wants the lease.
+    R"sql(
+ALTER TABLE requests ADD COLUMN requester_pid     INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN requester_command TEXT    NOT NULL DEFAULT '';
 )sql",
 };
 

@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
+#include "gate/process_command.hpp"
 #include "memory/keywords.hpp"
 #include "memory/ledger_error.hpp"
 #include "memory/memory_error.hpp"
@@ -81,6 +82,11 @@ json request_json(const memory::Request& r) {
             {"paths", r.paths},
             {"state", memory::to_string(r.state)},
             {"requester_uid", r.requester_uid}};
+  // Who asked, next to what was asked (0 and "" for requests made before schema 5).
+  if (r.requester_pid != 0) {
+    j["requester_pid"] = r.requester_pid;
+    j["requester_command"] = r.requester_command;
+  }
   if (r.decided_by) j["decided_by"] = *r.decided_by;
   if (!r.decision_reason.empty()) j["decision_reason"] = r.decision_reason;
   return j;
@@ -248,6 +254,9 @@ json Service::status() {
               {"recent_refusals", refusals_},
               {"refusals_total", refusals_total_}};
   if (file_plane_status_) out["file_plane"] = file_plane_status_();
+  json protected_paths = json::array({".longrun/**"});
+  for (auto& glob : gate_.protected_globs()) protected_paths.push_back(std::move(glob));
+  out["protected_paths"] = std::move(protected_paths);
   if (!state_error_.empty()) {
     out["state_error"] = state_error_;
     out["repair"] = kStateRepairHint;
@@ -424,11 +433,16 @@ json Service::request(const RequestArgs& args, const Actor& actor) {
     }
   }
   auto paths = normalize_paths(args.paths, store_.dir().root());
+  const std::string command = process_command(actor.pid);
   auto r = ledger().create_request(state_.task_id, static_cast<int64_t>(state_.turn_index),
-                                   args.reason, paths, actor.uid);
-  spdlog::info("request {} by uid {}: {}", r.id, actor.uid, r.reason);
+                                   args.reason, paths, actor.uid, actor.pid, command);
+  spdlog::info("request {} by uid {} pid {}: {}", r.id, actor.uid, actor.pid, r.reason);
   json out = request_json(r);
-  emit({{"type", "request"}, {"request", out}, {"uid", actor.uid}});
+  emit({{"type", "request"},
+        {"request", out},
+        {"uid", actor.uid},
+        {"pid", actor.pid},
+        {"command", command}});
   return {{"request", out},
           {"hint", "waiting for a person: `leasectl approve " + r.id + "` or `leasectl reject " +
                        r.id + "`; the approval is good for this turn only"}};
