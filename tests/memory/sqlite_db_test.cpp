@@ -53,9 +53,12 @@ TEST(SqliteDb, NewerSchemaIsRefused) {
 TEST(SqliteDb, Version3LedgerKeepsItsRowsAndLearnsUndo) {
   test::TempDir dir;
   {
-    // A ledger as schema 3 left it: no 'undo' kind, one grant recorded.
+    // A database as schema 3 left it: no 'undo' kind, no requester pid or
+    // command, one grant recorded.
     SqliteDb db = open_database(dir.file("memory.db"));
     db.exec(R"sql(
+ALTER TABLE requests DROP COLUMN requester_pid;
+ALTER TABLE requests DROP COLUMN requester_command;
 DROP TABLE ledger;
 CREATE TABLE ledger (
   seq INTEGER PRIMARY KEY,
