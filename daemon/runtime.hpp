@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "gate/gate.hpp"
-#include "journal/journal.hpp"
 #include "gate/protected_paths.hpp"
+#include "journal/journal.hpp"
 
 namespace leasefs::gate {
 
