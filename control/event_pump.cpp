@@ -21,6 +21,13 @@ std::string refusal_key(const Refusal& r) {
          std::string(op_name(r.op)) + '/' + std::string(to_string(r.reason)) + '/' + r.path;
 }
 
+std::string allowed_key(const Allowed& a) {
+  // Lengths first: a path holding '/' or '>' cannot make two keys collide.
+  return std::to_string(a.caller.uid) + '/' + std::to_string(a.caller.pid) + '/' +
+         std::string(op_name(a.op)) + '/' + a.grant_id + '/' + std::to_string(a.path.size()) + ':' +
+         a.path + '>' + a.target;
+}
+
 std::string overflow_key(const Refusal& r) {
   return std::to_string(r.caller.uid) + '/' + std::string(op_name(r.op)) + '/' +
          std::string(to_string(r.reason));
@@ -86,6 +93,32 @@ void GateEventPump::on_write_closed(WriteClosed closed) noexcept {
   }
 }
 
+void GateEventPump::on_allowed(Allowed allowed) noexcept {
+  try {
+    bool wake = false;
+    {
+      std::unique_lock lock(mu_);
+      std::string key = allowed_key(allowed);
+      // Room for a new key, else wait for the worker to publish the batch: an
+      // allowed mutation is never dropped nor folded into another.
+      cv_space_.wait(lock, [&] {
+        return stopped_ || allowed_.size() < kMaxAllowedKeys || allowed_.contains(key);
+      });
+      if (stopped_) {
+        ++dropped_allowed_;
+        return;
+      }
+      wake = allowed_.empty() && refusals_.empty() && overflow_.empty();
+      auto [it, inserted] = allowed_.try_emplace(std::move(key), std::move(allowed));
+      if (!inserted) it->second.count += 1;
+      if (allowed_.size() >= kMaxAllowedKeys) wake = true;
+    }
+    if (wake) cv_.notify_one();
+  } catch (...) {
+    // Out of memory: the filesystem thread goes on.
+  }
+}
+
 void GateEventPump::start() {
   std::lock_guard lock(mu_);
   if (worker_.joinable() || stopping_) return;
@@ -126,9 +159,10 @@ std::vector<Refusal> GateEventPump::take_refusals() {
 void GateEventPump::run() {
   std::unique_lock lock(mu_);
   while (true) {
-    auto counted = [&] { return !refusals_.empty() || !overflow_.empty(); };
+    auto counted = [&] { return !refusals_.empty() || !overflow_.empty() || !allowed_.empty(); };
     auto due = [&] {
-      return counted() && (stopping_ || std::chrono::steady_clock::now() >= next_flush_);
+      return counted() && (stopping_ || allowed_.size() >= kMaxAllowedKeys ||
+                           std::chrono::steady_clock::now() >= next_flush_);
     };
     while (closed_.empty() && !due() && !stopping_) {
       if (counted()) {
@@ -151,9 +185,19 @@ void GateEventPump::run() {
       continue;
     }
     if (due()) {
+      std::map<std::string, Allowed> allowed = std::exchange(allowed_, {});
       std::vector<Refusal> batch = take_refusals();
       next_flush_ = std::chrono::steady_clock::now() + kRefusalInterval;
       lock.unlock();
+      cv_space_.notify_all();
+      for (const auto& [key, a] : allowed) {
+        try {
+          events_.publish(allowed_event(a));
+        } catch (const std::exception& e) {
+          spdlog::error("control: could not publish an allowed {} of {}: {}", op_name(a.op), a.path,
+                        e.what());
+        }
+      }
       publish_refusals(std::move(batch));
       lock.lock();
       continue;
@@ -161,12 +205,14 @@ void GateEventPump::run() {
     // Stopping, and nothing is left.
     const uint64_t closed_lost = std::exchange(dropped_closed_, 0);
     const uint64_t refusals_lost = std::exchange(dropped_refusals_, 0);
-    if (closed_lost + refusals_lost > 0) {
+    const uint64_t allowed_lost = std::exchange(dropped_allowed_, 0);
+    if (closed_lost + refusals_lost + allowed_lost > 0) {
       lock.unlock();
       events_.publish({{"type", "reports_dropped"},
-                       {"count", closed_lost + refusals_lost},
+                       {"count", closed_lost + refusals_lost + allowed_lost},
                        {"write_closed", closed_lost},
-                       {"refusals", refusals_lost}});
+                       {"refusals", refusals_lost},
+                       {"allowed", allowed_lost}});
       lock.lock();
     }
     return;
@@ -238,6 +284,15 @@ json GateEventPump::refusal_event(const Refusal& r) {
                 {"reason", std::string(to_string(r.reason))},
                 {"count", r.count}};
   if (r.at_ms > 0) event["ts_ms"] = r.at_ms;
+  return event;
+}
+
+json GateEventPump::allowed_event(const Allowed& a) {
+  json event = {{"type", "allowed"},   {"op", std::string(op_name(a.op))},
+                {"path", a.path},      {"uid", a.caller.uid},
+                {"pid", a.caller.pid}, {"grant_id", a.grant_id},
+                {"count", a.count}};
+  if (!a.target.empty()) event["target"] = a.target;
   return event;
 }
 

@@ -12,6 +12,10 @@
 // way every refusal is in a count that reaches the audit, and the refusal
 // bookkeeping (status.md) runs once per interval on a thread of its own, off the
 // filesystem threads and the audit's way (it may wait for the service's lock).
+// Mutations the gate allowed are counted the same way per (uid, pid, op, grant,
+// path, target) and published with the refusals, never folded: when
+// kMaxAllowedKeys distinct ones are waiting, the filesystem thread waits until
+// the worker has published them.
 // Reports that do arrive while stopping are counted and published as a
 // "reports_dropped" event, which `audit verify` reports as a loss.
 #pragma once
@@ -41,6 +45,7 @@ inline constexpr uint64_t kDefaultHashLimitBytes = uint64_t{64} << 20;
 class GateEventPump final : public GateEventSink {
  public:
   static constexpr size_t kMaxRefusalKeys = 4096;
+  static constexpr size_t kMaxAllowedKeys = 4096;
   static constexpr std::chrono::milliseconds kRefusalInterval{1000};
 
   // `service` may be null (events only). `capacity` bounds the queue of files
@@ -53,12 +58,14 @@ class GateEventPump final : public GateEventSink {
 
   void on_refusal(Refusal refusal) noexcept override;
   void on_write_closed(WriteClosed closed) noexcept override;
+  void on_allowed(Allowed allowed) noexcept override;
 
   void start();
   // Publishes what is queued and counted, then joins the worker; idempotent.
   void stop();
 
   static nlohmann::json refusal_event(const Refusal& refusal);
+  static nlohmann::json allowed_event(const Allowed& allowed);
   // Hashes `closed.content` unless it is larger than `hash_limit_bytes`.
   static nlohmann::json write_closed_event(const WriteClosed& closed, uint64_t hash_limit_bytes);
 
@@ -80,6 +87,8 @@ class GateEventPump final : public GateEventSink {
   std::deque<WriteClosed> closed_;
   std::map<std::string, Refusal> refusals_;  // key: uid/pid/process/op/reason/path
   std::map<std::string, Refusal> overflow_;  // key: uid/op/reason
+  std::map<std::string, Allowed> allowed_;   // key: uid/pid/op/grant/path/target
+  uint64_t dropped_allowed_ = 0;
   std::chrono::steady_clock::time_point next_flush_{};
   uint64_t dropped_closed_ = 0;
   uint64_t dropped_refusals_ = 0;

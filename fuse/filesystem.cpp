@@ -235,8 +235,14 @@ int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::st
   if (journal_) {
     if (int r = name.empty() ? journal_inode(base) : journal_entry(base, name); r < 0) return r;
   }
+  if (op != gate::Op::kWrite) report_allowed(op, resolved ? path : resolve(), caller, v.grant_id);
   if (grant_id) *grant_id = std::move(v.grant_id);
   return 0;
+}
+
+void Filesystem::report_allowed(gate::Op op, std::string path, const gate::Caller& caller,
+                                std::string grant_id, std::string target) noexcept {
+  gate_.report_allowed({op, std::move(path), std::move(target), caller, std::move(grant_id), 1});
 }
 
 int Filesystem::gate_inode(gate::Op op, const Inode& inode, const gate::Caller& caller,
@@ -258,6 +264,7 @@ int Filesystem::gate_path(gate::Op op, std::string_view path, const gate::Caller
     return -EACCES;
   }
   if (int r = journal_path(path); r < 0) return r;
+  report_allowed(op, std::string(path), caller, v.grant_id);
   if (grant_id) *grant_id = std::move(v.grant_id);
   return 0;
 }

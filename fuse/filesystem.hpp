@@ -134,6 +134,12 @@ class Filesystem final : public gate::PublishListener {
   // renamed must not write `src/moved` under a later grant for `docs/**` because
   // it was opened as `docs/x`. Costs what gate_inode costs: the path is resolved
   // only when some grant is path-narrowed.
+  // Tells the gate's sink (the audit) of a mutation it allowed; `path` relative
+  // to the root. Writes through an open file are not told one by one (kWrite is
+  // skipped): the file's close is.
+  void report_allowed(gate::Op op, std::string path, const gate::Caller& caller,
+                      std::string grant_id, std::string target = {}) noexcept;
+
   int gate_handle(gate::Op op, const FileHandle& handle, const gate::Caller& caller) {
     return gate_inode(op, *handle.inode, caller);
   }

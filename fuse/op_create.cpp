@@ -39,6 +39,7 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
   }
   handle->grant_id = std::move(v.grant_id);
   if (int res = fs.journal_path(handle->path); res < 0) return res;
+  fs.report_allowed(gate::Op::kCreate, handle->path, handle->opener, handle->grant_id);
   int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC;
   if (sibling_turn) flags |= O_EXCL;
   if (!handle->slot.take()) return -EMFILE;

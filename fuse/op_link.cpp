@@ -34,6 +34,8 @@ int do_link(fuse_req_t req, Filesystem& fs, Inode& inode, Inode& dir, const char
     return -EACCES;
   }
   if (int res = fs.journal_entry(dir, name); res < 0) return res;
+  fs.report_allowed(gate::Op::kLink, fs.gate_path_of(inode, {}, source_protected), caller,
+                    v.grant_id, fs.gate_path_of(dir, name, name_protected));
   // AT_EMPTY_PATH on an O_PATH fd needs CAP_DAC_READ_SEARCH; the /proc path works
   // for everyone else.
   static const bool is_root = ::geteuid() == 0;

@@ -44,6 +44,7 @@ int rename_temp_sibling(Filesystem& fs, const TempSibling& sibling, Inode& from,
     return -EACCES;
   }
   if (int res = fs.journal_rename(from, name, to, newname); res < 0) return res;
+  fs.report_allowed(gate::Op::kRename, from_path, caller, v.grant_id, to_path);
   if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) != 0) return -errno;
   fs.temp_siblings().erase(sibling.dev, sibling.ino);
   return 0;
@@ -88,6 +89,7 @@ int do_rename(fuse_req_t req, Filesystem& fs, Inode& from, const char* name, Ino
       return -EACCES;
     }
     if (int res = fs.journal_rename(from, name, to, newname); res < 0) return res;
+    if (attempt == 0) fs.report_allowed(gate::Op::kRename, plan.from, caller, v.grant_id, plan.to);
     unsigned int run_flags = flags;
     const bool guard_target = !plan.exchange && plan.target == gate::RenameTarget::kAbsent &&
                               (flags & RENAME_NOREPLACE) == 0;

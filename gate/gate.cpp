@@ -157,4 +157,8 @@ void Gate::report_write_closed(WriteClosed closed) noexcept {
   if (GateEventSink* sink = sink_.load()) sink->on_write_closed(std::move(closed));
 }
 
+void Gate::report_allowed(Allowed allowed) noexcept {
+  if (GateEventSink* sink = sink_.load()) sink->on_allowed(std::move(allowed));
+}
+
 }  // namespace leasefs::gate

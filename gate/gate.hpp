@@ -30,6 +30,17 @@ struct Refusal {
   int64_t at_ms = 0;
 };
 
+// A mutation the gate allowed (every op but the writes through an open file,
+// which arrive as WriteClosed when the file is closed).
+struct Allowed {
+  Op op = Op::kCreate;
+  std::string path;    // relative to the root
+  std::string target;  // the new name of a rename or link, else empty
+  Caller caller;
+  std::string grant_id;
+  uint64_t count = 1;  // how many identical ones this stands for
+};
+
 struct WriteClosed {
   std::string path;  // relative to the root, as opened
   uint64_t bytes_written = 0;
@@ -55,6 +66,7 @@ class GateEventSink {
   virtual ~GateEventSink() = default;
   virtual void on_refusal(Refusal refusal) noexcept = 0;
   virtual void on_write_closed(WriteClosed closed) noexcept = 0;
+  virtual void on_allowed(Allowed allowed) noexcept { (void)allowed; }
 };
 
 struct Verdict {
@@ -106,6 +118,9 @@ class Gate {
   void report_refusal(Op op, std::string_view path, const Caller& caller,
                       DenyReason reason) noexcept;
   void report_write_closed(WriteClosed closed) noexcept;
+  // Every mutation allowed, after the verdict and before it runs (the audit
+  // keeps them all; the sink may make the caller wait, it never drops one).
+  void report_allowed(Allowed allowed) noexcept;
 
   static constexpr int64_t kCoalesceWindowMs = 2000;
 

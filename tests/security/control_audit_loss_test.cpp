@@ -1,7 +1,8 @@
 // Attack class: hiding what was allowed behind a flood of refusals. The agent
 // (a second uid) runs many processes that hammer refused writes while an
 // approved writer makes N leased writes: every one of the N must reach the
-// audit's hash chain, and the refusal counts in the chain must add up to the
+// audit's hash chain (the closed files, and each create, rename, unlink, mkdir
+// and chmod as an "allowed" record), and the refusal counts in the chain must add up to the
 // refusals the agent really got. A loss that does happen (the failpoint
 // "audit.lose_batch" loses one batch) must be recorded in the chain and make
 // `leasectl audit verify` fail, saying how many were lost.
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -35,8 +37,10 @@ constexpr int kFlooders = 6;
 constexpr int kAttemptsEach = 4000;
 
 struct Chain {
-  std::set<std::string> closed_paths;  // write_closed records under ok/
-  uint64_t agent_refusals = 0;         // sum of the counts of the agent's refusals
+  std::set<std::string> closed_paths;       // write_closed records under ok/
+  uint64_t agent_refusals = 0;              // sum of the counts of the agent's refusals
+  std::map<std::string, uint64_t> allowed;  // op -> sum of counts, under ok/
+  uint64_t renames_with_target = 0;
 };
 
 Chain read_chain(const std::string& root) {
@@ -51,6 +55,11 @@ Chain read_chain(const std::string& root) {
       c.closed_paths.insert(ev["path"].get<std::string>());
     } else if (type == "refusal" && ev.value("uid", 0) == static_cast<int>(kAgentUid)) {
       c.agent_refusals += ev.value("count", uint64_t{0});
+    } else if (type == "allowed" && ev.value("path", "").starts_with("ok/")) {
+      c.allowed[ev.value("op", "")] += ev.value("count", uint64_t{0});
+      if (ev.value("op", "") == "rename" && ev.value("target", "").starts_with("ok/r")) {
+        ++c.renames_with_target;
+      }
     }
   }
   return c;
@@ -104,6 +113,17 @@ TEST(ControlAuditLoss, RefusalFloodLosesNoAllowedWriteAndCountsAddUp) {
     ASSERT_EQ(::write(fd, "x", 1), 1);
     ASSERT_EQ(::close(fd), 0);
   }
+  // Other mutations, each of which must reach the chain too.
+  constexpr int kRenames = 50, kUnlinks = 25;
+  for (int i = 0; i < kRenames; ++i) {
+    const std::string w = d.root() + "/ok/w" + std::to_string(i);
+    ASSERT_EQ(::rename(w.c_str(), (d.root() + "/ok/r" + std::to_string(i)).c_str()), 0);
+  }
+  for (int i = 0; i < kUnlinks; ++i) {
+    ASSERT_EQ(::unlink((d.root() + "/ok/r" + std::to_string(i)).c_str()), 0);
+  }
+  ASSERT_EQ(::mkdir((d.root() + "/ok/dir").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((d.root() + "/ok/w299").c_str(), 0600), 0);
 
   uint64_t refused_total = 0;
   for (int f = 0; f < kFlooders; ++f) {
@@ -121,11 +141,20 @@ TEST(ControlAuditLoss, RefusalFloodLosesNoAllowedWriteAndCountsAddUp) {
   Chain chain;
   for (int i = 0; i < 600; ++i) {
     chain = read_chain(d.root());
-    if (chain.closed_paths.size() == kWrites && chain.agent_refusals >= refused_total) break;
+    if (chain.closed_paths.size() == kWrites && chain.agent_refusals >= refused_total &&
+        chain.allowed["setattr"] >= 1) {
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(chain.closed_paths.size(), static_cast<size_t>(kWrites));
   EXPECT_EQ(chain.agent_refusals, refused_total);
+  EXPECT_EQ(chain.allowed["create"], uint64_t{kWrites});
+  EXPECT_EQ(chain.allowed["rename"], uint64_t{kRenames});
+  EXPECT_EQ(chain.renames_with_target, uint64_t{kRenames});
+  EXPECT_EQ(chain.allowed["unlink"], uint64_t{kUnlinks});
+  EXPECT_EQ(chain.allowed["mkdir"], 1u);
+  EXPECT_EQ(chain.allowed["setattr"], 1u);
 
   RunResult verify = run_argv({LEASECTL_BIN, "--socket", d.socket(), "audit", "verify"});
   EXPECT_EQ(verify.exit_code, 0) << verify.output;
