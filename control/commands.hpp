@@ -36,9 +36,13 @@ struct CommandContext {
   JournalUseCases* journal = nullptr;
 };
 
-// Handlers kept in files of their own (control/commands_<group>.cpp).
-nlohmann::json handle_diff(CommandContext& ctx, const nlohmann::json& args, const Actor& actor);
-nlohmann::json handle_undo(CommandContext& ctx, const nlohmann::json& args, const Actor& actor);
+// One handler per registry line, each in the file of its group
+// (control/commands_<group>.cpp): adding a command is a line in
+// protocol/command_list.def and its handle_<id>.
+#define LEASEFS_COMMAND(id, name, mutating, streams, summary) \
+  nlohmann::json handle_##id(CommandContext& ctx, const nlohmann::json& args, const Actor& actor);
+#include "protocol/command_list.def"
+#undef LEASEFS_COMMAND
 
 using Handler = nlohmann::json (*)(CommandContext& ctx, const nlohmann::json& args,
                                    const Actor& actor);

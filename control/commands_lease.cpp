@@ -1,0 +1,82 @@
+// The lease's commands: grant, revoke, request, approve, reject.
+#include "control/command_args.hpp"
+#include "gate/op.hpp"
+#include "service/service.hpp"
+
+namespace leasefs::gate::control {
+
+json handle_grant(CommandContext& ctx, const json& args, const Actor& actor) {
+  Args a("grant", args);
+  GrantArgs g;
+  g.reason = a.str("reason");
+  g.paths = a.str_list("paths");
+  std::vector<std::string> ops = a.csv_list("ops");
+  if (!ops.empty()) {
+    std::string unknown;
+    auto mask = parse_op_classes(ops, &unknown);
+    if (!mask) {
+      std::string known;
+      for (const auto& n : op_class_names(kAllOps)) known += (known.empty() ? "" : ",") + n;
+      a.invalid("ops", "names an unknown op class '" + unknown + "' (known: " + known + ")");
+    }
+    g.ops = *mask;
+  }
+  if (const json* ttl = a.raw("ttl")) {
+    std::optional<int64_t> ms;
+    if (ttl->is_string()) {
+      ms = parse_duration_ms(ttl->get_ref<const std::string&>());
+    } else if (ttl->is_number_integer() || ttl->is_number_unsigned()) {
+      int64_t secs = ttl->is_number_unsigned() && ttl->get<uint64_t>() > INT64_MAX / 1000
+                         ? -1
+                         : ttl->get<int64_t>();
+      if (secs > 0 && secs <= INT64_MAX / 1000) ms = secs * 1000;
+    } else {
+      throw Error(Errc::kBadRequest,
+                  "command 'grant': argument 'ttl' must be a string like \"10m\" or an "
+                  "integer number of seconds, got " +
+                      json_type_name(*ttl));
+    }
+    if (!ms || *ms <= 0) {
+      a.invalid("ttl",
+                "must be a positive duration with a unit (30s, 10m, 2h, 1d) or an integer "
+                "number of seconds");
+    }
+    g.ttl_ms = ms;
+  }
+  a.finish();
+  return service(ctx).grant(g, actor);
+}
+
+json handle_revoke(CommandContext& ctx, const json& args, const Actor& actor) {
+  Args a("revoke", args);
+  auto id = a.opt_str("grant_id", kMaxIdArgBytes);
+  a.finish();
+  return service(ctx).revoke(id, actor);
+}
+
+json handle_request(CommandContext& ctx, const json& args, const Actor& actor) {
+  Args a("request", args);
+  RequestArgs r;
+  r.reason = a.str("reason");
+  r.paths = a.str_list("paths");
+  a.finish();
+  return service(ctx).request(r, actor);
+}
+
+json handle_approve(CommandContext& ctx, const json& args, const Actor& actor) {
+  Args a("approve", args);
+  std::string id = a.str("id", kMaxIdArgBytes);
+  std::string reason = a.str_or("reason", "");
+  a.finish();
+  return service(ctx).approve(id, reason, actor);
+}
+
+json handle_reject(CommandContext& ctx, const json& args, const Actor& actor) {
+  Args a("reject", args);
+  std::string id = a.str("id", kMaxIdArgBytes);
+  std::string reason = a.str_or("reason", "");
+  a.finish();
+  return service(ctx).reject(id, reason, actor);
+}
+
+}  // namespace leasefs::gate::control
