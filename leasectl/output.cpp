@@ -233,9 +233,11 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
       std::fprintf(out, "  not undoable %s (%s)\n", inert(str(p, "path")).c_str(),
                    inert(str(p, "why")).c_str());
     }
-    if (applied) {
+    if (applied && r.value("can_be_undone", false)) {
       std::fprintf(out, "journaled in turn %s: `leasectl undo --turn %s` puts it back\n",
                    str(r, "journaled_in_turn").c_str(), str(r, "journaled_in_turn").c_str());
+    } else if (applied) {
+      std::fprintf(out, "this undo put back the current turn itself: it cannot be undone\n");
     }
   } else if (cmd == "audit.verify") {
     std::fprintf(out, "%s: %s records\n", st.green("audit chain intact").c_str(),

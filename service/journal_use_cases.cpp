@@ -111,6 +111,9 @@ json JournalUseCases::undo(const UndoArgs& args, const Actor& actor) {
                      {"uid", actor.uid}});
   }
   out["journaled_in_turn"] = state.turn_index;
+  // The undo's own changes are journaled in the current turn, whose pre-images
+  // already hold the state before it: undoing the current turn cannot be undone.
+  out["can_be_undone"] = args.turn != state.turn_index;
   return out;
 }
 

@@ -148,10 +148,23 @@ TEST_F(JournalUndo, AnUndoCanBeUndone) {
   const uint64_t t2 = ok("turn").value("turn", uint64_t{0});
   nlohmann::json u = ok("undo", {{"turn", t1}});
   EXPECT_EQ(u.value("journaled_in_turn", uint64_t{0}), t2);
+  EXPECT_TRUE(u.value("can_be_undone", false)) << u.dump();
   EXPECT_EQ(sh("cat f; ls g 2>&1 >/dev/null | wc -l").output, "v1\n1\n");
   ok("turn");
   ok("undo", {{"turn", t2}});
   EXPECT_EQ(signature(root), changed);
+}
+
+// The current turn's pre-images already hold the state before it, so an undo of
+// the current turn is not offered as undoable (nothing would put it back).
+TEST_F(JournalUndo, UndoOfTheCurrentTurnSaysItCannotBeUndone) {
+  ASSERT_EQ(run_sh("echo v1 > " + root + "/f").exit_code, 0);
+  mount();
+  const uint64_t t = leased_turn();
+  ASSERT_EQ(sh("echo v2 > f").exit_code, 0);
+  nlohmann::json u = ok("undo", {{"turn", t}});
+  EXPECT_FALSE(u.value("can_be_undone", true)) << u.dump();
+  EXPECT_EQ(sh("cat f").output, "v1\n");
 }
 
 TEST_F(JournalUndo, LaterTurnsConflictUnlessForced) {
