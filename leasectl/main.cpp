@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "base/inert_text.hpp"
 #include "gate/op.hpp"
 #include "gate/task_status.hpp"
-#include "leasectl/inert_text.hpp"
 #include "leasectl/mcp_server.hpp"
 #include "leasectl/output.hpp"
 #include "protocol/arg_text.hpp"
@@ -138,8 +138,8 @@ int print_error(const json& reply, const leasefs::leasectl::Style& err_style) {
   std::string code = error.value("code", "unknown");
   std::string message = error.value("message", "");
   std::fprintf(stderr, "%s %s\n",
-               err_style.red("error[" + leasefs::leasectl::inert(code) + "]:").c_str(),
-               leasefs::leasectl::inert(message).c_str());
+               err_style.red("error[" + leasefs::base::inert(code) + "]:").c_str(),
+               leasefs::base::inert(message).c_str());
   return kExitRefused;
 }
 

@@ -4,10 +4,11 @@
 #include <ctime>
 #include <string>
 
-#include "leasectl/inert_text.hpp"
+#include "base/inert_text.hpp"
 
 namespace leasefs::leasectl {
 
+using base::inert;
 using nlohmann::json;
 
 namespace {

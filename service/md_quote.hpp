@@ -4,7 +4,8 @@
 // list item, a fence, an HTML comment or a link, and nothing in it is markup.
 //
 // The scheme, in order:
-//  1. escape: a backslash becomes \\; \n \r \t become \n \r \t; other C0
+//  1. escape (base::inert, the same as leasectl's terminal output): a backslash becomes \\; \n \r
+//  \t become \n \r \t; other C0
 //     controls, DEL and bytes that are not UTF-8 become \xNN; C1 controls, bidi
 //     embeddings, overrides and isolates, zero-width characters, line and
 //     paragraph separators and the BOM become \u{XXXX}. The result is one line
@@ -19,9 +20,6 @@
 #include <string_view>
 
 namespace leasefs::gate {
-
-// Step 1 alone: one printable line, escapes unambiguous.
-std::string escape_untrusted(std::string_view text);
 
 // Steps 1 and 2: an inline code span for status.md (and any Markdown the
 // daemon writes).

@@ -1,9 +1,9 @@
-#include "leasectl/inert_text.hpp"
+#include "base/inert_text.hpp"
 
 #include <cstdint>
 #include <cstdio>
 
-namespace leasefs::leasectl {
+namespace leasefs::base {
 
 namespace {
 
@@ -70,4 +70,4 @@ std::string inert(std::string_view text) {
   return out;
 }
 
-}  // namespace leasefs::leasectl
+}  // namespace leasefs::base
