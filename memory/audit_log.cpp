@@ -155,8 +155,8 @@ void note_loss(std::uint64_t seq, const json& event, Losses& losses) {
   } else if (kind == "reports_dropped") {
     n = number("count");
     what = " gate report(s): " + std::to_string(number("write_closed")) + " write_closed, " +
-           std::to_string(number("refusals")) + " refusals, " +
-           std::to_string(number("allowed")) + " allowed";
+           std::to_string(number("refusals")) + " refusals, " + std::to_string(number("allowed")) +
+           " allowed";
   }
   if (const std::uint64_t before = number("dropped_before"); before > 0) {
     n += before;
