@@ -175,7 +175,9 @@ void GateEventPump::run() {
       WriteClosed closed = std::move(closed_.front());
       closed_.pop_front();
       lock.unlock();
-      cv_space_.notify_one();
+      // All: writers of closed files and of allowed records wait on the same
+      // condition, and one woken for the wrong room would leave the other asleep.
+      cv_space_.notify_all();
       try {
         events_.publish(write_closed_event(closed, hash_limit_));
       } catch (const std::exception& e) {
