@@ -13,7 +13,6 @@
 #include <sys/xattr.h>
 
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include "fuse/operations.hpp"
@@ -24,16 +23,10 @@ namespace {
 
 constexpr const char* kCapability = "security.capability";
 
-void reply_xattr(fuse_req_t req, size_t size, const std::function<ssize_t(char*, size_t)>& call) {
-  if (size == 0) {
-    ssize_t n = call(nullptr, 0);
-    if (n < 0) return static_cast<void>(fuse_reply_err(req, errno));
-    fuse_reply_xattr(req, static_cast<size_t>(n));
-    return;
-  }
-  std::vector<char> buf(size);
-  ssize_t n = call(buf.data(), size);
-  if (n < 0) return static_cast<void>(fuse_reply_err(req, errno));
+// Replies with the size of an xattr value or list (`size` 0: the caller asks
+// how big) or with its bytes.
+void reply_sized(fuse_req_t req, size_t size, const std::vector<char>& buf, ssize_t n) {
+  if (size == 0) return static_cast<void>(fuse_reply_xattr(req, static_cast<size_t>(n)));
   fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
 }
 
@@ -48,29 +41,38 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
     if (is_capability && inode.capability.load(std::memory_order_relaxed) == 0) {
       return static_cast<void>(fuse_reply_err(req, ENODATA));
     }
-    const PinnedFd pinned = inode.fd.get();  // `proc` names it
-    const std::string proc = Filesystem::fd_path(pinned);
-    if (size == 0) {
-      ssize_t n = ::getxattr(proc.c_str(), name, nullptr, 0);
-      if (is_capability) inode.capability.store(n >= 0 ? 1 : (errno == ENODATA ? 0 : -1));
-      if (n < 0) return static_cast<void>(fuse_reply_err(req, errno));
-      return static_cast<void>(fuse_reply_xattr(req, static_cast<size_t>(n)));
-    }
+    // The pin ends before the reply: once replied, the kernel may forget the
+    // inode at once, from another thread.
     std::vector<char> buf(size);
-    ssize_t n = ::getxattr(proc.c_str(), name, buf.data(), size);
-    if (is_capability)
-      inode.capability.store(n >= 0 || errno == ERANGE ? 1 : (errno == ENODATA ? 0 : -1));
-    if (n < 0) return static_cast<void>(fuse_reply_err(req, errno));
-    fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+    ssize_t n = 0;
+    int err = 0;
+    {
+      const PinnedFd pinned = inode.fd.get();  // `proc` names it
+      const std::string proc = Filesystem::fd_path(pinned);
+      n = ::getxattr(proc.c_str(), name, size == 0 ? nullptr : buf.data(), size);
+      err = n < 0 ? errno : 0;
+      if (is_capability) {
+        inode.capability.store(n >= 0 || err == ERANGE ? 1 : (err == ENODATA ? 0 : -1));
+      }
+    }
+    if (n < 0) return static_cast<void>(fuse_reply_err(req, err));
+    reply_sized(req, size, buf, n);
   });
 }
 
 void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   guarded(req, "listxattr", [&] {
-    const PinnedFd pinned = Filesystem::of(req).inode(ino).fd.get();  // `proc` names it
-    const std::string proc = Filesystem::fd_path(pinned);
-    reply_xattr(req, size,
-                [&](char* buf, size_t len) { return ::listxattr(proc.c_str(), buf, len); });
+    std::vector<char> buf(size);
+    ssize_t n = 0;
+    int err = 0;
+    {  // the pin ends before the reply (see op_getxattr)
+      const PinnedFd pinned = Filesystem::of(req).inode(ino).fd.get();  // `proc` names it
+      const std::string proc = Filesystem::fd_path(pinned);
+      n = ::listxattr(proc.c_str(), size == 0 ? nullptr : buf.data(), size);
+      err = n < 0 ? errno : 0;
+    }
+    if (n < 0) return static_cast<void>(fuse_reply_err(req, err));
+    reply_sized(req, size, buf, n);
   });
 }
 
