@@ -1,4 +1,4 @@
-// The lease's commands: grant, revoke, request, approve, reject.
+// The lease's commands: grant, revoke, request, approve, reject, ask.
 #include "control/command_args.hpp"
 #include "gate/op.hpp"
 #include "service/service.hpp"
@@ -77,6 +77,23 @@ json handle_reject(CommandContext& ctx, const json& args, const Actor& actor) {
   std::string reason = a.str_or("reason", "");
   a.finish();
   return service(ctx).reject(id, reason, actor);
+}
+
+json handle_ask(CommandContext& ctx, const json& args, const Actor& actor) {
+  Args a("ask", args);
+  const std::string wait = a.str("wait", kMaxNameBytes);
+  a.finish();
+  std::optional<int64_t> ms;
+  if (wait == "off") {
+    ms = 0;
+  } else if (wait != "default") {
+    ms = parse_duration_ms(wait);
+    if (!ms || *ms <= 0) {
+      a.invalid("wait",
+                "must be a duration (30s, 2m), \"off\", or \"default\" (the mount's --ask)");
+    }
+  }
+  return service(ctx).set_ask(ms, actor);
 }
 
 }  // namespace leasefs::gate::control

@@ -215,6 +215,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   ro.socket_path = cmd.socket;
   ro.approver_uids = cmd.approver_uids;
   ro.approver_gids = cmd.approver_gids;
+  ro.ask_ms = cmd.ask_seconds * 1000;
   ro.journal.enabled = cmd.journal != "off";
   ro.journal.max_file_bytes = cmd.journal_max_file_mb << 20;
   ro.journal.max_turn_bytes = cmd.journal_max_turn_mb << 20;
@@ -263,6 +264,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     }
     Filesystem fs(root_fd.get(), runtime.gate());
     fs.set_journal(runtime.journal());
+    fs.attach_asks(&runtime.asks());
     runtime.set_file_plane_status([&fs, &busy] { return file_plane_status(fs, busy); });
     runtime.set_undo_touch([&fs](const std::string& path) { fs.drop_cached(path); });
     if (busy.watch) {

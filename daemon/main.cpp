@@ -81,6 +81,14 @@ int main(int argc, char** argv) {
   mount->add_option("--journal-keep-mb", m.journal_keep_mb,
                     "older turns are dropped while the journal is larger (default 16384)");
 
+  mount
+      ->add_option("--ask", m.ask_seconds,
+                   "ask mode: a refused write waits up to SECONDS (default 60) for a person "
+                   "to approve it instead of failing at once")
+      ->expected(0, 1)
+      ->default_str("60")
+      ->check(CLI::Range(int64_t{1}, int64_t{3600}));
+
   std::string unmount_path;
   auto* unmount = app.add_subcommand("unmount", "stop the daemon serving PATH and unmount it");
   unmount->add_option("PATH", unmount_path, "the mount")->required();

@@ -20,6 +20,7 @@
 #include "base/clock.hpp"
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
+#include "control/ask_desk.hpp"
 #include "control/commands.hpp"
 #include "control/event_pump.hpp"
 #include "control/server.hpp"
@@ -111,6 +112,10 @@ struct Runtime::Impl {
       if (auto done = exclude_longrun_from_git(root_fd)) spdlog::info("{}", *done);
       gate.set_protected_globs(options.protected_globs);  // before the first publication
       service = std::make_unique<Service>(store, memory, &ledger, gate, bus);
+      desk = std::make_unique<control::AskDesk>(*service);
+      desk->start();
+      asks.attach_desk(desk.get());
+      service->set_ask_channel(&asks, options.ask_ms);
       if (options.journal.enabled) {
         journal = std::make_unique<journal::Journal>(root_fd, dir.fd(), options.journal);
         // Each entry's hash goes to the audit chain; one not undoable is said in watch.
@@ -240,7 +245,9 @@ struct Runtime::Impl {
     if (server) server->stop();
     // Fail closed for whatever still reaches the filesystem (files held open
     // through a detached mount): no command runs any more to revoke a grant.
-    gate.publish(GateSnapshot{});
+    gate.publish(GateSnapshot{});  // also ends every parked ask (fuse/parked_requests.hpp)
+    asks.attach_desk(nullptr);
+    if (desk) desk->stop();
     gate.set_sink(nullptr);
     if (pump) pump->stop();
     bus.close_all();  // the audit thread drains its queue, then returns
@@ -258,10 +265,12 @@ struct Runtime::Impl {
   memory::AuditLog audit;
   EventBus bus;
   Gate gate;
+  AskChannel asks;  // before the service and the desk, which point to it
   std::shared_ptr<EventQueue> audit_queue;
   std::thread audit_thread;
   StoreMemo memo;
   std::unique_ptr<Service> service;
+  std::unique_ptr<control::AskDesk> desk;
   std::unique_ptr<journal::Journal> journal;
   std::unique_ptr<JournalUseCases> journal_cases;
   std::unique_ptr<control::GateEventPump> pump;
@@ -289,6 +298,10 @@ Gate& Runtime::gate() noexcept {
 
 journal::Journal* Runtime::journal() noexcept {
   return impl_->journal.get();
+}
+
+AskChannel& Runtime::asks() noexcept {
+  return impl_->asks;
 }
 
 void Runtime::set_undo_touch(std::function<void(const std::string&)> fn) {

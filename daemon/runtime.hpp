@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gate/ask.hpp"
 #include "gate/gate.hpp"
 #include "gate/protected_paths.hpp"
 #include "journal/journal.hpp"
@@ -45,6 +46,9 @@ struct RuntimeOptions {
   // Paths no lease opens unless a grant names them (gate/protected_paths.hpp),
   // normalized. `.longrun/**` is protected whatever this holds.
   std::vector<std::string> protected_globs = default_protected_globs();
+  // Ask mode (gate/ask.hpp): how long a refused mutation waits for a person, in
+  // milliseconds; 0 off. A task may override it (`leasectl ask`).
+  int64_t ask_ms = 0;
 };
 
 class Runtime {
@@ -60,6 +64,8 @@ class Runtime {
   Gate& gate() noexcept;
   // The journal the filesystem records into; nullptr when it is off.
   journal::Journal* journal() noexcept;
+  // Ask mode's channel; the filesystem attaches its waiting room to it.
+  AskChannel& asks() noexcept;
   // Told of each path an undo changes, before and after (the filesystem's
   // kernel caches); nullptr detaches.
   void set_undo_touch(std::function<void(const std::string&)> fn);

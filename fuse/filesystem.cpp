@@ -50,7 +50,8 @@ Filesystem::Filesystem(int root_fd, gate::Gate& gate, FsOptions options)
       cache_(std::make_unique<FdCache>(root_.fd.get(), root_.dev, fd_budget(),
                                        options.fd_cache_capacity)),
       table_(cache_.get()),
-      longrun_(root_.fd.get()) {
+      longrun_(root_.fd.get()),
+      parked_(options.ask_bound) {
   if (root_prefix_.empty() || root_prefix_[0] != '/') {
     throw std::runtime_error("cannot resolve the root's path through /proc/self/fd");
   }
@@ -86,6 +87,7 @@ void Filesystem::on_publishing() noexcept {
 }
 
 void Filesystem::on_published(const gate::GateSnapshot& snapshot) noexcept {
+  parked_.on_published(snapshot);
   if (siblings_.empty()) return;
   try {
     const bool open = snapshot.has_task && snapshot.status == gate::TaskStatus::kInProgress;
@@ -227,7 +229,7 @@ int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::st
     }
   }
   if (!v.allowed) {
-    gate_.report_refusal(op, path, caller, v.reason);
+    refuse(op, path, caller, v.reason);
     SPDLOG_DEBUG("refused {} {} pid {}: {}", gate::op_name(op), path, caller.pid,
                  gate::to_string(v.reason));
     return -EACCES;
@@ -238,6 +240,24 @@ int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::st
   if (op != gate::Op::kWrite) report_allowed(op, resolved ? path : resolve(), caller, v.grant_id);
   if (grant_id) *grant_id = std::move(v.grant_id);
   return 0;
+}
+
+void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& caller,
+                        gate::DenyReason reason) {
+  gate_.report_refusal(op, path, caller, reason);
+  if (RefusalNote::active()) RefusalNote::record({op, reason, {std::string(path)}, {}});
+}
+
+void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& caller,
+                        gate::DenyReason reason, NotedRefusal ask) {
+  gate_.report_refusal(op, path, caller, reason);
+  ask.reason = reason;  // ask.op is the operation asked for (a rename, not its unlink)
+  RefusalNote::record(std::move(ask));
+}
+
+bool Filesystem::park(fuse_req_t req, const NotedRefusal& noted, ParkedRequests::Attempt attempt) {
+  auto snapshot = gate_.snapshot();
+  return parked_.park(req, *snapshot, noted, caller(req), std::move(attempt));
 }
 
 void Filesystem::report_allowed(gate::Op op, std::string path, const gate::Caller& caller,
@@ -260,7 +280,7 @@ int Filesystem::gate_path(gate::Op op, std::string_view path, const gate::Caller
                           std::string* grant_id) {
   gate::Verdict v = gate_.check(op, path, caller);
   if (!v.allowed) {
-    gate_.report_refusal(op, path, caller, v.reason);
+    refuse(op, path, caller, v.reason);
     return -EACCES;
   }
   if (int r = journal_path(path); r < 0) return r;

@@ -23,6 +23,8 @@
 #include "fuse/inode.hpp"
 #include "fuse/longrun_identity.hpp"
 #include "fuse/page_invalidator.hpp"
+#include "fuse/parked_requests.hpp"
+#include "fuse/refusal_note.hpp"
 #include "fuse/temp_siblings.hpp"
 #include "gate/gate.hpp"
 
@@ -41,6 +43,9 @@ struct FsOptions {
   bool xattr_enosys = false;
   // Inode descriptors kept open at most (see inode_fd.hpp).
   size_t fd_cache_capacity = FdCache::kDefaultCapacity;
+  // Ask mode: requests parked at most at once (parked_requests.hpp); past it a
+  // refused mutation fails at once.
+  size_t ask_bound = ParkedRequests::kDefaultBound;
 };
 
 // One open file. fh in fuse_file_info is its address.
@@ -140,6 +145,20 @@ class Filesystem final : public gate::PublishListener {
   void report_allowed(gate::Op op, std::string path, const gate::Caller& caller,
                       std::string grant_id, std::string target = {}) noexcept;
 
+  // A refusal: reported to the gate, and noted for ask mode (refusal_note.hpp) with
+  // what a grant would have to name (`ask`, whose op is the operation asked for;
+  // by default `op` on `path` alone).
+  void refuse(gate::Op op, std::string_view path, const gate::Caller& caller,
+              gate::DenyReason reason);
+  void refuse(gate::Op op, std::string_view path, const gate::Caller& caller,
+              gate::DenyReason reason, NotedRefusal ask);
+
+  // Ask mode (parked_requests.hpp). Before mounting: where asks go.
+  void attach_asks(gate::AskChannel* channel) { parked_.attach(channel); }
+  ParkedRequests& parked() noexcept { return parked_; }
+  // Parks `req` after the refusal `noted` of `caller`; false when it must fail now.
+  bool park(fuse_req_t req, const NotedRefusal& noted, ParkedRequests::Attempt attempt);
+
   int gate_handle(gate::Op op, const FileHandle& handle, const gate::Caller& caller) {
     return gate_inode(op, *handle.inode, caller);
   }
@@ -193,6 +212,7 @@ class Filesystem final : public gate::PublishListener {
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
   std::unordered_map<const void*, OwnedDir> dirs_;  // guarded by handles_mu_
+  ParkedRequests parked_;  // last: its thread stops before anything it may use goes
 };
 
 // For the duration of a creating syscall, the calling thread acts with the
@@ -220,6 +240,14 @@ void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept;
 
 void log_stray_exception(const char* op, const char* what) noexcept;
 
+// One mutating operation, in ask mode's terms. `attempt(req)` replies and returns
+// 0, or returns -errno without replying. A gate refusal that ask mode may put to a
+// person parks the request with a copy of `attempt`, run again when approved (so
+// `attempt` must own copies of its arguments); anything else is replied here.
+// Exceptions are answered as guarded() answers them, on either run.
+template <class Attempt>
+void attempt_or_park(fuse_req_t req, const char* op, Attempt attempt) noexcept;
+
 }  // namespace leasefs::fuse
 
 namespace leasefs::fuse {
@@ -244,6 +272,24 @@ void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept {
     log_stray_exception(op, "unknown exception");
     fuse_reply_err(req, EIO);
   }
+}
+
+template <class Attempt>
+void attempt_or_park(fuse_req_t req, const char* op, Attempt attempt) noexcept {
+  guarded(req, op, [&] {
+    RefusalNote note;
+    const int res = attempt(req);
+    if (res == 0) return;
+    if (res == -EACCES && note.refusal()) {
+      auto again = [op, attempt](fuse_req_t r) {
+        guarded(r, op, [&] {
+          if (int err = attempt(r); err != 0) fuse_reply_err(r, -err);
+        });
+      };
+      if (Filesystem::of(req).park(req, *note.refusal(), std::move(again))) return;
+    }
+    fuse_reply_err(req, -res);
+  });
 }
 
 }  // namespace leasefs::fuse

@@ -34,7 +34,7 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
     }
   }
   if (!v.allowed) {
-    gate.report_refusal(gate::Op::kCreate, handle->path, handle->opener, v.reason);
+    fs.refuse(gate::Op::kCreate, handle->path, handle->opener, v.reason);
     return -EACCES;
   }
   handle->grant_id = std::move(v.grant_id);
@@ -71,16 +71,19 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
                fuse_file_info* fi) {
-  guarded(req, "create", [&] {
-    Filesystem& fs = Filesystem::of(req);
-    fuse_entry_param e{};
-    int res = do_create(req, fs, fs.inode(parent), name, mode, fi, &e);
-    if (res < 0) return static_cast<void>(fuse_reply_err(req, -res));
-    if (fuse_reply_create(req, &e, fi) != 0) {
-      fs.disown(fi->fh);
-      fs.table().forget(reinterpret_cast<Inode*>(e.ino), 1);
-    }
-  });
+  attempt_or_park(req, "create",
+                  [parent, name = std::string(name), mode, info = *fi](fuse_req_t req) {
+                    Filesystem& fs = Filesystem::of(req);
+                    fuse_entry_param e{};
+                    fuse_file_info fi = info;
+                    int res = do_create(req, fs, fs.inode(parent), name.c_str(), mode, &fi, &e);
+                    if (res < 0) return res;
+                    if (fuse_reply_create(req, &e, &fi) != 0) {
+                      fs.disown(fi.fh);
+                      fs.table().forget(reinterpret_cast<Inode*>(e.ino), 1);
+                    }
+                    return 0;
+                  });
 }
 
 }  // namespace leasefs::fuse

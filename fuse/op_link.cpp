@@ -30,7 +30,12 @@ int do_link(fuse_req_t req, Filesystem& fs, Inode& inode, Inode& dir, const char
   gate::Verdict v = ask(resolved, &refused);
   if (!v.allowed && !resolved) v = ask(true, &refused);  // report real paths
   if (!v.allowed) {
-    fs.gate().report_refusal(refused.op, refused.path, caller, v.reason);
+    NotedRefusal noted{gate::Op::kLink, {}, {}, {}};
+    if (RefusalNote::active()) {
+      noted.paths = {fs.gate_path_of(inode, {}, source_protected),
+                     fs.gate_path_of(dir, name, name_protected)};
+    }
+    fs.refuse(refused.op, refused.path, caller, v.reason, std::move(noted));
     return -EACCES;
   }
   if (int res = fs.journal_entry(dir, name); res < 0) return res;
@@ -49,12 +54,13 @@ int do_link(fuse_req_t req, Filesystem& fs, Inode& inode, Inode& dir, const char
 }  // namespace
 
 void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
-  guarded(req, "link", [&] {
+  attempt_or_park(req, "link", [ino, newparent, newname = std::string(newname)](fuse_req_t req) {
     Filesystem& fs = Filesystem::of(req);
     fuse_entry_param e{};
-    int res = do_link(req, fs, fs.inode(ino), fs.inode(newparent), newname, &e);
-    if (res < 0) return static_cast<void>(fuse_reply_err(req, -res));
+    int res = do_link(req, fs, fs.inode(ino), fs.inode(newparent), newname.c_str(), &e);
+    if (res < 0) return res;
     fuse_reply_entry(req, &e);
+    return 0;
   });
 }
 

@@ -21,12 +21,12 @@ int do_mkdir(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode_
 }  // namespace
 
 void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  guarded(req, "mkdir", [&] {
+  attempt_or_park(req, "mkdir", [parent, name = std::string(name), mode](fuse_req_t req) {
     Filesystem& fs = Filesystem::of(req);
     fuse_entry_param e{};
-    int res = do_mkdir(req, fs, fs.inode(parent), name, mode, &e);
-    if (res < 0) return static_cast<void>(fuse_reply_err(req, -res));
+    if (int res = do_mkdir(req, fs, fs.inode(parent), name.c_str(), mode, &e); res < 0) return res;
     fuse_reply_entry(req, &e);
+    return 0;
   });
 }
 

@@ -21,12 +21,13 @@ int do_mknod(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode_
 }  // namespace
 
 void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
-  guarded(req, "mknod", [&] {
+  attempt_or_park(req, "mknod", [parent, name = std::string(name), mode, rdev](fuse_req_t req) {
     Filesystem& fs = Filesystem::of(req);
     fuse_entry_param e{};
-    int res = do_mknod(req, fs, fs.inode(parent), name, mode, rdev, &e);
-    if (res < 0) return static_cast<void>(fuse_reply_err(req, -res));
+    int res = do_mknod(req, fs, fs.inode(parent), name.c_str(), mode, rdev, &e);
+    if (res < 0) return res;
     fuse_reply_entry(req, &e);
+    return 0;
   });
 }
 

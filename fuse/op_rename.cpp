@@ -40,7 +40,8 @@ int rename_temp_sibling(Filesystem& fs, const TempSibling& sibling, Inode& from,
   const std::string to_path = fs.gate_path_of(to, newname, fs.child_protected(to, newname));
   gate::Verdict v = fs.gate().check_temp_sibling_rename(from_path, to_path, sibling.turn, caller);
   if (!v.allowed) {
-    fs.gate().report_refusal(gate::Op::kRename, to_path, caller, v.reason);
+    fs.refuse(gate::Op::kRename, to_path, caller, v.reason,
+              {gate::Op::kRename, {}, {from_path, to_path}, {}});
     return -EACCES;
   }
   if (int res = fs.journal_rename(from, name, to, newname); res < 0) return res;
@@ -83,7 +84,13 @@ int do_rename(fuse_req_t req, Filesystem& fs, Inode& from, const char* name, Ino
       v = gate.check_rename(plan, caller, &refused);
     }
     if (!v.allowed) {
-      gate.report_refusal(refused.op, refused.path, caller, v.reason);
+      // Asked of a person, the rename needs both names, and a moved directory's
+      // (or an exchanged one's) whole subtree at both.
+      NotedRefusal noted{gate::Op::kRename, {}, {}, {}};
+      const bool trees =
+          plan.from_is_dir || (plan.exchange && plan.target == gate::RenameTarget::kDirectory);
+      (trees ? noted.trees : noted.paths) = {plan.from, plan.to};
+      fs.refuse(refused.op, refused.path, caller, v.reason, std::move(noted));
       SPDLOG_DEBUG("refused rename {} -> {} ({} {}): {}", plan.from, plan.to,
                    gate::op_name(refused.op), refused.path, gate::to_string(v.reason));
       return -EACCES;
@@ -110,11 +117,16 @@ int do_rename(fuse_req_t req, Filesystem& fs, Inode& from, const char* name, Ino
 
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
                const char* newname, unsigned int flags) {
-  guarded(req, "rename", [&] {
-    Filesystem& fs = Filesystem::of(req);
-    int res = do_rename(req, fs, fs.inode(parent), name, fs.inode(newparent), newname, flags);
-    fuse_reply_err(req, -res);
-  });
+  attempt_or_park(req, "rename",
+                  [parent, name = std::string(name), newparent, newname = std::string(newname),
+                   flags](fuse_req_t req) {
+                    Filesystem& fs = Filesystem::of(req);
+                    int res = do_rename(req, fs, fs.inode(parent), name.c_str(),
+                                        fs.inode(newparent), newname.c_str(), flags);
+                    if (res < 0) return res;
+                    fuse_reply_err(req, 0);
+                    return 0;
+                  });
 }
 
 }  // namespace leasefs::fuse

@@ -6,12 +6,15 @@
 namespace leasefs::fuse {
 
 void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  guarded(req, "rmdir", [&] {
+  attempt_or_park(req, "rmdir", [parent, name = std::string(name)](fuse_req_t req) {
     Filesystem& fs = Filesystem::of(req);
     Inode& dir = fs.inode(parent);
-    int res = fs.gate_entry(gate::Op::kRmdir, dir, name, Filesystem::caller(req));
-    if (res == 0 && ::unlinkat(dir.fd.get(), name, AT_REMOVEDIR) != 0) res = -errno;
-    fuse_reply_err(req, -res);
+    if (int res = fs.gate_entry(gate::Op::kRmdir, dir, name, Filesystem::caller(req)); res < 0) {
+      return res;
+    }
+    if (::unlinkat(dir.fd.get(), name.c_str(), AT_REMOVEDIR) != 0) return -errno;
+    fuse_reply_err(req, 0);
+    return 0;
   });
 }
 

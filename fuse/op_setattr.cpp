@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <optional>
+
 #include "fuse/operations.hpp"
 
 namespace leasefs::fuse {
@@ -117,13 +119,17 @@ int do_setattr(fuse_req_t req, Filesystem& fs, Inode& inode, const struct stat& 
 }  // namespace
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_file_info* fi) {
-  guarded(req, "setattr", [&] {
+  std::optional<fuse_file_info> info;
+  if (fi) info = *fi;
+  attempt_or_park(req, "setattr", [ino, attr = *attr, valid, info](fuse_req_t req) {
     Filesystem& fs = Filesystem::of(req);
     Inode& inode = fs.inode(ino);
+    std::optional<fuse_file_info> fi = info;
     struct stat st {};
-    int res = do_setattr(req, fs, inode, *attr, valid, fi, &st);
-    if (res < 0) return static_cast<void>(fuse_reply_err(req, -res));
+    int res = do_setattr(req, fs, inode, attr, valid, fi ? &*fi : nullptr, &st);
+    if (res < 0) return res;
     fuse_reply_attr(req, &st, fs.timeout_for(inode.protected_path.load()));
+    return 0;
   });
 }
 

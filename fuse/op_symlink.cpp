@@ -21,13 +21,15 @@ int do_symlink(fuse_req_t req, Filesystem& fs, const char* link, Inode& dir, con
 }  // namespace
 
 void op_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
-  guarded(req, "symlink", [&] {
-    Filesystem& fs = Filesystem::of(req);
-    fuse_entry_param e{};
-    int res = do_symlink(req, fs, link, fs.inode(parent), name, &e);
-    if (res < 0) return static_cast<void>(fuse_reply_err(req, -res));
-    fuse_reply_entry(req, &e);
-  });
+  attempt_or_park(req, "symlink",
+                  [link = std::string(link), parent, name = std::string(name)](fuse_req_t req) {
+                    Filesystem& fs = Filesystem::of(req);
+                    fuse_entry_param e{};
+                    int res = do_symlink(req, fs, link.c_str(), fs.inode(parent), name.c_str(), &e);
+                    if (res < 0) return res;
+                    fuse_reply_entry(req, &e);
+                    return 0;
+                  });
 }
 
 }  // namespace leasefs::fuse

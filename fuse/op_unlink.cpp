@@ -8,15 +8,18 @@
 namespace leasefs::fuse {
 
 void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  guarded(req, "unlink", [&] {
+  attempt_or_park(req, "unlink", [parent, name = std::string(name)](fuse_req_t req) {
     Filesystem& fs = Filesystem::of(req);
     Inode& dir = fs.inode(parent);
-    int res = fs.gate_entry(gate::Op::kUnlink, dir, name, Filesystem::caller(req));
+    if (int res = fs.gate_entry(gate::Op::kUnlink, dir, name, Filesystem::caller(req)); res < 0) {
+      return res;
+    }
     // A temporary sibling that is unlinked is no longer one (nor a leftover).
-    std::optional<TempSibling> sibling = res == 0 ? fs.temp_sibling_at(dir, name) : std::nullopt;
-    if (res == 0 && ::unlinkat(dir.fd.get(), name, 0) != 0) res = -errno;
-    if (res == 0 && sibling) fs.temp_siblings().erase(sibling->dev, sibling->ino);
-    fuse_reply_err(req, -res);
+    std::optional<TempSibling> sibling = fs.temp_sibling_at(dir, name.c_str());
+    if (::unlinkat(dir.fd.get(), name.c_str(), 0) != 0) return -errno;
+    if (sibling) fs.temp_siblings().erase(sibling->dev, sibling->ino);
+    fuse_reply_err(req, 0);
+    return 0;
   });
 }
 

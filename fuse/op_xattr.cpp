@@ -78,32 +78,43 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 
 void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                  int flags) {
-  guarded(req, "setxattr", [&] {
-    Filesystem& fs = Filesystem::of(req);
-    Inode& inode = fs.inode(ino);
-    int res = fs.gate_inode(gate::Op::kSetxattr, inode, Filesystem::caller(req));
-    if (res == 0) {
-      const PinnedFd pinned = inode.fd.get();  // `proc` names it
-      const std::string proc = Filesystem::fd_path(pinned);
-      if (::setxattr(proc.c_str(), name, value, size, flags) != 0) res = -errno;
-      if (std::strcmp(name, kCapability) == 0) inode.capability.store(-1);
-    }
-    fuse_reply_err(req, -res);
-  });
+  attempt_or_park(
+      req, "setxattr",
+      [ino, name = std::string(name), value = value ? std::string(value, size) : std::string(),
+       flags](fuse_req_t req) {
+        Filesystem& fs = Filesystem::of(req);
+        Inode& inode = fs.inode(ino);
+        int res = fs.gate_inode(gate::Op::kSetxattr, inode, Filesystem::caller(req));
+        if (res < 0) return res;
+        {  // the pin ends before the reply (see op_getxattr)
+          const PinnedFd pinned = inode.fd.get();  // `proc` names it
+          const std::string proc = Filesystem::fd_path(pinned);
+          if (::setxattr(proc.c_str(), name.c_str(), value.data(), value.size(), flags) != 0) {
+            res = -errno;
+          }
+          if (name == kCapability) inode.capability.store(-1);
+        }
+        if (res < 0) return res;
+        fuse_reply_err(req, 0);
+        return 0;
+      });
 }
 
 void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
-  guarded(req, "removexattr", [&] {
+  attempt_or_park(req, "removexattr", [ino, name = std::string(name)](fuse_req_t req) {
     Filesystem& fs = Filesystem::of(req);
     Inode& inode = fs.inode(ino);
     int res = fs.gate_inode(gate::Op::kRemovexattr, inode, Filesystem::caller(req));
-    if (res == 0) {
+    if (res < 0) return res;
+    {                                          // the pin ends before the reply (see op_getxattr)
       const PinnedFd pinned = inode.fd.get();  // `proc` names it
       const std::string proc = Filesystem::fd_path(pinned);
-      if (::removexattr(proc.c_str(), name) != 0) res = -errno;
-      if (std::strcmp(name, kCapability) == 0) inode.capability.store(-1);
+      if (::removexattr(proc.c_str(), name.c_str()) != 0) res = -errno;
+      if (name == kCapability) inode.capability.store(-1);
     }
-    fuse_reply_err(req, -res);
+    if (res < 0) return res;
+    fuse_reply_err(req, 0);
+    return 0;
   });
 }
 

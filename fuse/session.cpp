@@ -110,6 +110,9 @@ int Session::run() {
   fuse_loop_cfg_set_idle_threads(config, 4);
   int res = fuse_session_loop_mt(se_, config);
   fuse_loop_cfg_destroy(config);
+  // Every request still parked for a person gets its answer while the session
+  // can still carry it.
+  fs_.parked().stop();
   std::lock_guard lock(run_mu_);
   running_ = false;
   return res;

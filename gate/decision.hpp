@@ -50,6 +50,9 @@ struct GateSnapshot {
   // `leasefs mount --protect` globs (protected_paths.hpp): no grant opens them
   // unless it names them explicitly. Set by Gate::publish from the mount's list.
   std::vector<std::string> protected_globs;
+  // Ask mode (gate/ask.hpp): how long a refused mutation may wait for a person,
+  // in milliseconds; 0 fails it at once.
+  int64_t ask_ms = 0;
 };
 
 struct Decision {

@@ -83,22 +83,24 @@ json to_json(const TaskState& s) {
   }
   json grants = json::array();
   for (const auto& g : s.grants) grants.push_back(to_json(g));
-  return {{"schema_version", kStateSchemaVersion},
-          {"turn_index", s.turn_index},
-          {"grant_seq", s.grant_seq},
-          {"checkpoint_seq", s.checkpoint_seq},
-          {"task_id", s.task_id},
-          {"description", s.description},
-          {"done_when", s.done_when},
-          {"keywords", s.keywords},
-          {"status", to_string(s.status)},
-          {"current_step", s.current_step},
-          {"next_step", s.next_step},
-          {"last_checkpoint_id", s.last_checkpoint_id},
-          {"history", history},
-          {"created_ms", s.created_ms},
-          {"updated_ms", s.updated_ms},
-          {"grants", grants}};
+  json out = {{"schema_version", kStateSchemaVersion},
+              {"turn_index", s.turn_index},
+              {"grant_seq", s.grant_seq},
+              {"checkpoint_seq", s.checkpoint_seq},
+              {"task_id", s.task_id},
+              {"description", s.description},
+              {"done_when", s.done_when},
+              {"keywords", s.keywords},
+              {"status", to_string(s.status)},
+              {"current_step", s.current_step},
+              {"next_step", s.next_step},
+              {"last_checkpoint_id", s.last_checkpoint_id},
+              {"history", history},
+              {"created_ms", s.created_ms},
+              {"updated_ms", s.updated_ms},
+              {"grants", grants}};
+  if (s.ask_ms) out["ask_ms"] = *s.ask_ms;
+  return out;
 }
 
 TaskState task_state_from_json(const json& j) {
@@ -124,6 +126,11 @@ TaskState task_state_from_json(const json& j) {
   s.last_checkpoint_id = field<std::string>(j, "last_checkpoint_id", "");
   s.created_ms = field<int64_t>(j, "created_ms", 0);
   s.updated_ms = field<int64_t>(j, "updated_ms", 0);
+  if (auto it = j.find("ask_ms"); it != j.end() && !it->is_null()) {
+    const int64_t ms = field<int64_t>(j, "ask_ms", 0);
+    if (ms < 0) throw std::invalid_argument("field \"ask_ms\" is negative");
+    s.ask_ms = ms;
+  }
   if (auto it = j.find("history"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) throw std::invalid_argument("field \"history\" is not an array");
     for (const auto& t : *it) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct TaskState {
 
   // The lease: grants in force. Only grants whose turn == turn_index count.
   std::vector<Grant> grants;
+
+  // Ask mode for this task (gate/ask.hpp), in milliseconds, 0 off; unset: the
+  // mount's --ask.
+  std::optional<int64_t> ask_ms;
 
   bool has_task() const noexcept { return !task_id.empty(); }
 };

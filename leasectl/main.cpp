@@ -389,6 +389,11 @@ int main(int argc, char** argv) {
     if (!o.paths.empty()) call.args["paths"] = o.paths;
   });
 
+  auto* ask = subs.at("ask");
+  ask->add_option("WAIT", o.id, "how long a refused write waits: 60s, 5m, off, or default")
+      ->required();
+  ask->callback([&] { call = {"ask", {{"wait", o.id}}}; });
+
   for (const char* name : {"approve", "reject"}) {
     auto* sub = subs.at(name);
     sub->add_option("ID", o.id, "the request id (R_0001)")->required();

@@ -83,6 +83,13 @@ std::string refusals_text(const json& status) {
   }
   out += "Access now: " + status.value("access_mode", std::string("?")) + ", turn " +
          std::to_string(status.value("turn", 0)) + ".\n";
+  if (const json ask = status.value("ask", json()); ask.is_object() && ask.value("on", false)) {
+    // Ask mode: the refused operation itself waited for a person (or waits now).
+    out += "Ask mode is on: a write without a lease waits up to " +
+           std::to_string(ask.value("timeout_ms", int64_t{0}) / 1000) +
+           " s for a person to approve it, and fails if nobody does; " +
+           std::to_string(ask.value("waiting", 0)) + " waiting now.\n";
+  }
   out += kHowToAsk;
   return out;
 }

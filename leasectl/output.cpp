@@ -105,7 +105,19 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
   for (const auto& g : grants) std::fprintf(out, "  %s\n", grant_line(g).c_str());
   const json pending = r.value("pending_requests", json::array());
   std::fprintf(out, "%-10s %zu\n", "requests", pending.size());
-  for (const auto& q : pending) std::fprintf(out, "  %s\n", request_line(q).c_str());
+  for (const auto& q : pending) {
+    // A request in ask mode has an operation parked on it: someone is waiting.
+    const std::string waiting = q.value("ask", false) ? st.yellow(" [waiting]") : "";
+    std::fprintf(out, "  %s%s\n", request_line(q).c_str(), waiting.c_str());
+  }
+  if (const json a = r.value("ask", json()); a.is_object()) {
+    std::fprintf(out, "%-10s %s\n", "ask",
+                 a.value("on", false)
+                     ? ("on, " + std::to_string(a.value("timeout_ms", int64_t{0}) / 1000) +
+                        " s (set by the " + str(a, "set_by") + ")")
+                           .c_str()
+                     : "off");
+  }
   if (r.value("pending_checkpoint", false)) {
     std::fprintf(out, "%-10s %s\n", "pending",
                  st.red("a checkpoint is waiting: `leasectl checkpoint --retry-pending`").c_str());
@@ -182,6 +194,14 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
   } else if (cmd == "reject") {
     const json q = r.value("request", json::object());
     std::fprintf(out, "rejected %s (asked %s)\n", str(q, "id").c_str(), asked_by(q).c_str());
+  } else if (cmd == "ask") {
+    const json a = r.value("ask", json::object());
+    std::fprintf(out, "ask mode %s\n",
+                 a.value("on", false) ? ("on: a refused write waits " +
+                                         std::to_string(a.value("timeout_ms", int64_t{0}) / 1000) +
+                                         " s for a person")
+                                            .c_str()
+                                      : "off: a refused write fails at once");
   } else if (cmd == "checkpoint") {
     // The checkpoint text is several lines by design: split on the real newlines,
     // then each line is shown inert.

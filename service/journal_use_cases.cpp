@@ -7,6 +7,7 @@
 #include "journal/diff.hpp"
 #include "journal/undo.hpp"
 #include "service/service.hpp"
+#include "service/service_support.hpp"
 
 namespace leasefs::gate {
 
@@ -54,11 +55,7 @@ json JournalUseCases::diff(const DiffArgs& args, const Actor& actor) {
 }
 
 json JournalUseCases::undo(const UndoArgs& args, const Actor& actor) {
-  if (!actor.approver) {
-    throw Error(Errc::kForbidden,
-                "undo: only an approver (root, the daemon's owner or a configured "
-                "--approver-uid/--approver-gid) may undo a turn");
-  }
+  require_approver(actor, "undo a turn");
   std::lock_guard lock(undo_mu_);
   const TaskState state = service_.state();
   journal::UndoRequest req;

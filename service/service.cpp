@@ -13,6 +13,7 @@
 #include "memory/memory_error.hpp"
 #include "service/checkpoint_text.hpp"
 #include "service/md_quote.hpp"
+#include "service/service_support.hpp"
 #include "service/status_report.hpp"
 
 namespace leasefs::gate {
@@ -72,32 +73,6 @@ json hits_json(const std::vector<memory::SearchHit>& hits) {
                    {"content", h.record.content}});
   }
   return out;
-}
-
-json request_json(const memory::Request& r) {
-  json j = {{"id", r.id},
-            {"task_id", r.task_id},
-            {"turn", r.turn},
-            {"reason", r.reason},
-            {"paths", r.paths},
-            {"state", memory::to_string(r.state)},
-            {"requester_uid", r.requester_uid}};
-  // Who asked, next to what was asked (0 and "" for requests made before schema 5).
-  if (r.requester_pid != 0) {
-    j["requester_pid"] = r.requester_pid;
-    j["requester_command"] = r.requester_command;
-  }
-  if (r.decided_by) j["decided_by"] = *r.decided_by;
-  if (!r.decision_reason.empty()) j["decision_reason"] = r.decision_reason;
-  return j;
-}
-
-void require_approver(const Actor& actor, const char* what) {
-  if (actor.approver) return;
-  throw Error(Errc::kForbidden, std::string("uid ") + std::to_string(actor.uid) + " may not " +
-                                    what +
-                                    ": only an approver (root, the daemon's owner or a "
-                                    "configured --approver-uid/--approver-gid) may");
 }
 
 void require_task(const TaskState& s) {
@@ -186,6 +161,7 @@ void Service::publish_snapshot(const TaskState& s) {
   snap.status = s.status;
   snap.turn = s.turn_index;
   snap.grants = s.grants;
+  snap.ask_ms = s.ask_ms.value_or(ask_default_ms_);
   gate_.publish(std::move(snap));
 }
 
@@ -210,6 +186,16 @@ void Service::write_status() {
 
 void Service::commit(TaskState next) {
   require_readable_state();
+  // Asks belong to one turn of one task in progress (gate/ask.hpp).
+  if (!asks_.empty()) {
+    if (next.task_id != state_.task_id) {
+      end_asks("another task took over");
+    } else if (next.turn_index != state_.turn_index) {
+      end_asks("the turn moved on");
+    } else if (next.status != TaskStatus::kInProgress) {
+      end_asks("the task is " + std::string(to_string(next.status)));
+    }
+  }
   next.updated_ms = now_ms();
   try {
     store_.save(next);
@@ -241,7 +227,10 @@ json Service::status() {
   json pending = json::array();
   if (ledger_ && state_.has_task()) {
     for (const auto& r : ledger_->pending_requests(state_.task_id)) {
-      if (r.turn == static_cast<int64_t>(state_.turn_index)) pending.push_back(request_json(r));
+      if (r.turn != static_cast<int64_t>(state_.turn_index)) continue;
+      json j = request_json(r);
+      if (asks_.count(r.id)) j["ask"] = true;  // an operation is parked on it
+      pending.push_back(std::move(j));
     }
   }
   json out = {{"task", task_json(state_)},
@@ -257,6 +246,7 @@ json Service::status() {
   json protected_paths = json::array({".longrun/**"});
   for (auto& glob : gate_.protected_globs()) protected_paths.push_back(std::move(glob));
   out["protected_paths"] = std::move(protected_paths);
+  out["ask"] = ask_status();
   if (!state_error_.empty()) {
     out["state_error"] = state_error_;
     out["repair"] = kStateRepairHint;
@@ -321,6 +311,7 @@ json Service::turn(const Actor& actor) {
 
 json Service::end_turn(const Actor& actor) {
   std::lock_guard lock(mu_);
+  end_asks("the turn ended");
   TaskState next = state_;
   const size_t revoked = next.grants.size();
   next.grants.clear();
@@ -485,6 +476,7 @@ json Service::approve(const std::string& request_id, const std::string& reason,
   next.grants.push_back(g);
   commit(std::move(next));
   spdlog::info("request {} approved by uid {} as grant {}", r.id, actor.uid, g.id);
+  answer_ask(r.id, true);  // published: the parked operation now runs under the grant
   json out = {{"request", request_json(r)}, {"grant", to_json(g)}};
   emit({{"type", "decision"},
         {"decision", "approve"},
@@ -507,6 +499,7 @@ json Service::reject(const std::string& request_id, const std::string& reason, c
     rethrow_ledger(e);
   }
   spdlog::info("request {} rejected by uid {}", request_id, actor.uid);
+  answer_ask(request_id, false);
   emit({{"type", "decision"},
         {"decision", "reject"},
         {"request_id", request_id},

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "gate/actor.hpp"
+#include "gate/ask.hpp"
 #include "gate/gate.hpp"
 #include "gate/task_state.hpp"
 #include "memory/ledger.hpp"
@@ -76,6 +78,20 @@ class Service {
   nlohmann::json memory_save(const std::string& title, const std::string& content,
                              const std::vector<std::string>& keywords, const Actor& actor);
 
+  // Ask mode (gate/ask.hpp; service/service_ask.cpp). Before the control plane
+  // starts: where answers go, and the mount's --ask in milliseconds (0 off).
+  void set_ask_channel(AskChannel* channel, int64_t default_ms);
+  // A refused mutation waits for a person: a request in the ledger on behalf of
+  // the process, shown in status and watch. One that cannot be put to a person
+  // (no task in progress, another turn) is answered "no" at once.
+  void open_ask(const Ask& ask);
+  // The filesystem stopped waiting (timeout, interrupted, end of turn): the
+  // request is closed, so that no later approval issues a grant nobody waits for.
+  void close_ask(uint64_t ask_id, AskEnd end);
+  // The `ask` command: this task's ask mode, overriding the mount's (approvers
+  // only). `ms` 0 turns it off; nullopt returns to the mount's.
+  nlohmann::json set_ask(std::optional<int64_t> ms, const Actor& actor);
+
   // An extra `file_plane` object in status (descriptors, busy processes), from
   // the daemon, which owns the file system. Set before the control plane starts.
   void set_file_plane_status(std::function<nlohmann::json()> fn) {
@@ -103,6 +119,11 @@ class Service {
   nlohmann::json replay_pending(const PendingCheckpoint& pending, const Actor& actor);
   // When state.json is missing: the task of the newest checkpoint marker, if any.
   void recover_from_memory();
+  // Ask mode: answers the ask waiting on `request_id`, if any (caller holds mu_).
+  void answer_ask(const std::string& request_id, bool approved);
+  // Every ask of this turn ends: answered "no", its request closed with `why`.
+  void end_asks(const std::string& why);
+  nlohmann::json ask_status() const;
   TaskState task_from_checkpoint(const memory::Record& record);
 
   std::function<nlohmann::json()> file_plane_status_;
@@ -115,7 +136,10 @@ class Service {
   mutable std::mutex mu_;  // serializes commands; guards state_ and refusals_
   TaskState state_;
   std::vector<nlohmann::json> refusals_;
-  uint64_t refusals_total_ = 0;  // of this task, while the daemon runs
+  AskChannel* ask_channel_ = nullptr;
+  int64_t ask_default_ms_ = 0;
+  std::map<std::string, uint64_t> asks_;  // request id -> the filesystem's ask id
+  uint64_t refusals_total_ = 0;           // of this task, while the daemon runs
   // Set when state.json could not be read at start: the daemon serves anyway,
   // read-only for everyone (no state change is saved, so the file is kept as it
   // was for repair), and status says what is wrong and how to repair it.

@@ -1,0 +1,52 @@
+// The control plane's end of ask mode (gate/ask.hpp). Filesystem threads raise
+// asks and report the ones they stopped waiting for; those only queue and return.
+// One thread hands them to the service, which records the request in the ledger
+// (a SQLite write no filesystem thread should wait for) or closes it.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+#include "gate/ask.hpp"
+
+namespace leasefs::gate {
+class Service;
+}
+
+namespace leasefs::gate::control {
+
+class AskDesk final : public gate::AskDesk {
+ public:
+  explicit AskDesk(Service& service) : service_(service) {}
+  ~AskDesk() override;
+  AskDesk(const AskDesk&) = delete;
+  AskDesk& operator=(const AskDesk&) = delete;
+
+  void on_ask(Ask ask) noexcept override;
+  void on_ask_ended(uint64_t id, AskEnd end) noexcept override;
+
+  void start();
+  // Hands over what is queued, then joins the thread; idempotent.
+  void stop();
+
+ private:
+  struct Ended {
+    uint64_t id;
+    AskEnd end;
+  };
+  void run();
+
+  Service& service_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  // Bounded by the filesystem's bound on parked requests: each raises one ask
+  // and ends at most once.
+  std::deque<std::variant<Ask, Ended>> queue_;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace leasefs::gate::control

@@ -1,0 +1,137 @@
+// Ask mode's use cases (gate/ask.hpp): a refused mutation becomes a request in
+// the ledger on behalf of the process that made it; an approval or rejection of
+// that request answers the parked operation; the end of the turn, a timeout or
+// the process going away closes the request, so that a later approval cannot
+// issue a grant that nobody waits for.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "base/error.hpp"
+#include "gate/process_command.hpp"
+#include "memory/ledger_error.hpp"
+#include "service/service.hpp"
+#include "service/service_support.hpp"
+
+namespace leasefs::gate {
+
+using nlohmann::json;
+
+namespace {
+
+uint32_t daemon_uid() {
+  return static_cast<uint32_t>(::geteuid());
+}
+
+}  // namespace
+
+void Service::set_ask_channel(AskChannel* channel, int64_t default_ms) {
+  std::lock_guard lock(mu_);
+  ask_channel_ = channel;
+  ask_default_ms_ = default_ms;
+  publish_snapshot(state_);
+}
+
+void Service::open_ask(const Ask& ask) {
+  std::lock_guard lock(mu_);
+  const bool open = ledger_ && ask_channel_ && state_error_.empty() && state_.has_task() &&
+                    state_.status == TaskStatus::kInProgress && ask.turn == state_.turn_index;
+  if (!open) {
+    if (ask_channel_) ask_channel_->answer(ask.id, false);
+    return;
+  }
+  // The grant an approval issues names exactly these: the paths literally (the
+  // filesystem never asks for a name a glob would read as a pattern), and a moved
+  // directory with everything beneath it.
+  std::vector<std::string> paths = ask.paths;
+  for (const std::string& tree : ask.trees) paths.push_back(tree + "/**");
+  const std::string op(op_name(ask.op));
+  const std::string reason = "ask mode: a " + op + " is waiting for an answer";
+  const std::string command = process_command(ask.caller.pid);
+  try {
+    auto r = ledger().create_request(state_.task_id, static_cast<int64_t>(state_.turn_index),
+                                     reason, paths, ask.caller.uid, ask.caller.pid, command);
+    asks_[r.id] = ask.id;
+    spdlog::info("request {} (ask mode): {} by uid {} pid {}", r.id, op, ask.caller.uid,
+                 ask.caller.pid);
+    json out = request_json(r);
+    out["ask"] = {{"op", op}, {"timeout_ms", state_.ask_ms.value_or(ask_default_ms_)}};
+    emit({{"type", "request"},
+          {"request", out},
+          {"uid", ask.caller.uid},
+          {"pid", ask.caller.pid},
+          {"command", command}});
+  } catch (const std::exception& e) {
+    spdlog::warn("ask mode: cannot record the request for a {}: {}", op, e.what());
+    ask_channel_->answer(ask.id, false);
+  }
+}
+
+void Service::close_ask(uint64_t ask_id, AskEnd end) {
+  std::lock_guard lock(mu_);
+  for (auto it = asks_.begin(); it != asks_.end(); ++it) {
+    if (it->second != ask_id) continue;
+    const std::string request_id = it->first;
+    asks_.erase(it);
+    const std::string why = "ask mode: " + std::string(to_string(end));
+    try {
+      ledger().decide(request_id, memory::Decision::reject, state_.task_id,
+                      static_cast<int64_t>(state_.turn_index), daemon_uid(), why);
+    } catch (const std::exception& e) {
+      // Already decided (an answer crossed the timeout) or of another turn.
+      spdlog::debug("ask {} closed after its request {}: {}", ask_id, request_id, e.what());
+    }
+    emit({{"type", "ask_ended"}, {"request_id", request_id}, {"why", to_string(end)}});
+    return;
+  }
+}
+
+void Service::answer_ask(const std::string& request_id, bool approved) {
+  auto it = asks_.find(request_id);
+  if (it == asks_.end()) return;
+  const uint64_t id = it->second;
+  asks_.erase(it);
+  if (ask_channel_) ask_channel_->answer(id, approved);
+}
+
+void Service::end_asks(const std::string& why) {
+  for (const auto& [request_id, id] : asks_) {
+    try {
+      ledger().decide(request_id, memory::Decision::reject, state_.task_id,
+                      static_cast<int64_t>(state_.turn_index), daemon_uid(), "ask mode: " + why);
+    } catch (const std::exception& e) {
+      spdlog::debug("ask request {} already closed: {}", request_id, e.what());
+    }
+    if (ask_channel_) ask_channel_->answer(id, false);
+    emit({{"type", "ask_ended"}, {"request_id", request_id}, {"why", why}});
+  }
+  asks_.clear();
+}
+
+json Service::ask_status() const {
+  const int64_t ms = state_.ask_ms.value_or(ask_default_ms_);
+  return {{"timeout_ms", ms},
+          {"on", ms > 0 && ask_channel_ != nullptr},
+          {"set_by", state_.ask_ms ? "task" : "mount"},
+          {"waiting", asks_.size()}};
+}
+
+json Service::set_ask(std::optional<int64_t> ms, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  require_approver(actor, "set ask mode");
+  require_readable_state();
+  if (!state_.has_task()) {
+    throw Error(Errc::kNoTask, "no task: ask mode is set per task; start one first");
+  }
+  if (ms && (*ms < 0 || *ms > kMaxAskMs)) {
+    throw Error(Errc::kInvalidArgument,
+                "ask mode waits 0 (off) to " + std::to_string(kMaxAskMs / 1000) + " seconds");
+  }
+  TaskState next = state_;
+  next.ask_ms = ms;
+  commit(std::move(next));
+  if (state_.ask_ms.value_or(ask_default_ms_) == 0) end_asks("turned off");
+  emit({{"type", "ask"}, {"ask", ask_status()}, {"uid", actor.uid}});
+  return {{"ask", ask_status()}};
+}
+
+}  // namespace leasefs::gate

@@ -1,0 +1,37 @@
+#include "service/service_support.hpp"
+
+#include <string>
+
+#include "base/error.hpp"
+
+namespace leasefs::gate {
+
+using nlohmann::json;
+
+json request_json(const memory::Request& r) {
+  json j = {{"id", r.id},
+            {"task_id", r.task_id},
+            {"turn", r.turn},
+            {"reason", r.reason},
+            {"paths", r.paths},
+            {"state", memory::to_string(r.state)},
+            {"requester_uid", r.requester_uid}};
+  // Who asked, next to what was asked (0 and "" for requests made before schema 5).
+  if (r.requester_pid != 0) {
+    j["requester_pid"] = r.requester_pid;
+    j["requester_command"] = r.requester_command;
+  }
+  if (r.decided_by) j["decided_by"] = *r.decided_by;
+  if (!r.decision_reason.empty()) j["decision_reason"] = r.decision_reason;
+  return j;
+}
+
+void require_approver(const Actor& actor, const char* what) {
+  if (actor.approver) return;
+  throw Error(Errc::kForbidden, std::string("uid ") + std::to_string(actor.uid) + " may not " +
+                                    what +
+                                    ": only an approver (root, the daemon's owner or a "
+                                    "configured --approver-uid/--approver-gid) may");
+}
+
+}  // namespace leasefs::gate

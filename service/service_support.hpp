@@ -1,0 +1,17 @@
+// What the use-case files share: the JSON view of a ledger request and the
+// approver check.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "gate/actor.hpp"
+#include "memory/ledger_types.hpp"
+
+namespace leasefs::gate {
+
+nlohmann::json request_json(const memory::Request& request);
+
+// Throws Error(kForbidden) naming `what` unless `actor` is an approver.
+void require_approver(const Actor& actor, const char* what);
+
+}  // namespace leasefs::gate
