@@ -45,7 +45,7 @@ void Service::open_ask(const Ask& ask) {
   std::vector<std::string> paths = ask.paths;
   for (const std::string& tree : ask.trees) paths.push_back(tree + "/**");
   const std::string op(op_name(ask.op));
-  const std::string reason = "ask mode: a " + op + " is waiting for an answer";
+  const std::string reason = "ask mode: this " + op + " waits for a person";
   const std::string command = process_command(ask.caller.pid);
   try {
     auto r = ledger().create_request(state_.task_id, static_cast<int64_t>(state_.turn_index),
