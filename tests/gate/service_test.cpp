@@ -416,5 +416,142 @@ TEST_F(ServiceTest, ExpiredGrantsAreNotReportedAsInForce) {
       "invalid_argument");
 }
 
+// ---- Ask mode (gate/ask.hpp): the service's side ----
+
+// Records what the filesystem would be told.
+struct RecordingWaiter : AskWaiter {
+  std::vector<std::pair<uint64_t, bool>> answers;
+  void on_answer(uint64_t id, bool approved) noexcept override {
+    answers.emplace_back(id, approved);
+  }
+};
+
+class AskServiceTest : public ServiceTest {
+ protected:
+  AskServiceTest() {
+    channel_.attach_waiter(&waiter_);
+    service_->set_ask_channel(&channel_, 60'000);
+    service_->start({"ask mode", {}, ""}, kAgent);
+  }
+  ~AskServiceTest() override { channel_.attach_waiter(nullptr); }
+  Ask ask(uint64_t id, std::vector<std::string> paths, std::vector<std::string> trees = {}) {
+    Ask a;
+    a.id = id;
+    a.op = Op::kCreate;
+    a.paths = std::move(paths);
+    a.trees = std::move(trees);
+    a.caller = {4242, 1000, 1000};
+    a.turn = service_->state().turn_index;
+    return a;
+  }
+  nlohmann::json pending() { return service_->status()["pending_requests"]; }
+
+  AskChannel channel_;
+  RecordingWaiter waiter_;
+};
+
+TEST_F(AskServiceTest, AnAskBecomesARequestAndItsApprovalAGrantForExactlyItsPaths) {
+  EXPECT_GT(gate_.snapshot()->ask_ms, 0);
+  service_->open_ask(ask(7, {"src/a.c"}, {"old"}));
+  auto p = pending();
+  ASSERT_EQ(p.size(), 1u) << p.dump();
+  EXPECT_TRUE(p[0].value("ask", false));
+  EXPECT_EQ(p[0]["paths"], nlohmann::json::array({"src/a.c", "old/**"}));
+  EXPECT_EQ(p[0]["requester_uid"], 1000);
+  EXPECT_EQ(p[0]["requester_pid"], 4242);
+  service_->approve(p[0]["id"], "", kPerson);
+  ASSERT_EQ(waiter_.answers.size(), 1u);
+  EXPECT_EQ(waiter_.answers[0], std::make_pair(uint64_t{7}, true));
+  EXPECT_TRUE(can_write("src/a.c"));
+  EXPECT_TRUE(can_write("old/x/y"));
+  EXPECT_FALSE(can_write("src/b.c"));
+}
+
+TEST_F(AskServiceTest, ARejectionAnswersNoAndGrantsNothing) {
+  service_->open_ask(ask(8, {"src/a.c"}));
+  service_->reject(pending()[0]["id"], "no", kPerson);
+  ASSERT_EQ(waiter_.answers.size(), 1u);
+  EXPECT_EQ(waiter_.answers[0], std::make_pair(uint64_t{8}, false));
+  EXPECT_FALSE(can_write("src/a.c"));
+}
+
+TEST_F(AskServiceTest, TheEndOfTheTurnAnswersEveryAskNoAndClosesItsRequest) {
+  service_->open_ask(ask(1, {"a"}));
+  service_->open_ask(ask(2, {"b"}));
+  const std::string first = pending()[0]["id"];
+  service_->end_turn(kAgent);
+  EXPECT_EQ(waiter_.answers.size(), 2u);
+  for (const auto& [id, approved] : waiter_.answers) EXPECT_FALSE(approved) << id;
+  EXPECT_TRUE(pending().empty());
+  expect_error([&] { service_->approve(first, "", kPerson); }, "already_decided");
+}
+
+TEST_F(AskServiceTest, AnAskOfAnotherTurnOrWithoutATaskInProgressIsAnsweredNoAtOnce) {
+  Ask old = ask(3, {"a"});
+  old.turn += 1;
+  service_->open_ask(old);
+  service_->transition(TaskStatus::kBlocked, "waiting", kAgent);
+  service_->open_ask(ask(4, {"b"}));
+  ASSERT_EQ(waiter_.answers.size(), 2u);
+  EXPECT_FALSE(waiter_.answers[0].second);
+  EXPECT_FALSE(waiter_.answers[1].second);
+  EXPECT_TRUE(pending().empty());
+}
+
+TEST_F(AskServiceTest, AClosedAskCannotBeApprovedLater) {
+  service_->open_ask(ask(5, {"a"}));
+  const std::string id = pending()[0]["id"];
+  service_->close_ask(5, AskEnd::kTimedOut);
+  EXPECT_TRUE(pending().empty());
+  expect_error([&] { service_->approve(id, "", kPerson); }, "already_decided");
+  EXPECT_TRUE(waiter_.answers.empty());  // the filesystem ended it itself
+}
+
+TEST_F(AskServiceTest, OnlyAnApproverSetsAskModeAndTheSnapshotFollows) {
+  expect_error([&] { service_->set_ask(0, kAgent); }, "forbidden");
+  service_->set_ask(0, kPerson);
+  EXPECT_EQ(gate_.snapshot()->ask_ms, 0);
+  service_->set_ask(std::nullopt, kPerson);
+  EXPECT_EQ(gate_.snapshot()->ask_ms, 60'000);
+  expect_error([&] { service_->set_ask(kMaxAskMs + 1, kPerson); }, "invalid_argument");
+}
+
+TEST(MayAsk, OnlyLeaseRefusalsOfLiteralPathsOutsideLongrun) {
+  EXPECT_TRUE(may_ask(DenyReason::kNoLease, {"src/a.c"}));
+  EXPECT_TRUE(may_ask(DenyReason::kOutOfScope, {"a", "b"}));
+  EXPECT_FALSE(may_ask(DenyReason::kNoTask, {"src/a.c"}));
+  EXPECT_FALSE(may_ask(DenyReason::kNotInProgress, {"src/a.c"}));
+  EXPECT_FALSE(may_ask(DenyReason::kNoLease, {}));
+  EXPECT_FALSE(may_ask(DenyReason::kNoLease, {".longrun/state.json"}));
+  EXPECT_FALSE(may_ask(DenyReason::kProtectedPath, {".longrun"}));
+  EXPECT_FALSE(may_ask(DenyReason::kNoLease, {std::string(kUnresolvedPath)}));
+  for (const char* glob : {"*", "src/*.c", "a?b", "**"}) {
+    EXPECT_FALSE(may_ask(DenyReason::kNoLease, {"ok", glob})) << glob;
+  }
+}
+
+TEST(AskChannel, NoDeskMeansNoAskAndDetachingStopsAnswers) {
+  AskChannel channel;
+  EXPECT_FALSE(channel.ask(Ask{}));
+  struct Desk : AskDesk {
+    int asks = 0, ended = 0;
+    void on_ask(Ask) noexcept override { ++asks; }
+    void on_ask_ended(uint64_t, AskEnd) noexcept override { ++ended; }
+  } desk;
+  RecordingWaiter waiter;
+  channel.attach_desk(&desk);
+  channel.attach_waiter(&waiter);
+  EXPECT_TRUE(channel.ask(Ask{}));
+  channel.ended(1, AskEnd::kInterrupted);
+  channel.answer(1, true);
+  channel.attach_desk(nullptr);
+  channel.attach_waiter(nullptr);
+  EXPECT_FALSE(channel.ask(Ask{}));
+  channel.answer(2, true);
+  EXPECT_EQ(desk.asks, 1);
+  EXPECT_EQ(desk.ended, 1);
+  EXPECT_EQ(waiter.answers.size(), 1u);
+}
+
 }  // namespace
 }  // namespace leasefs::gate
