@@ -60,7 +60,7 @@ InodeFd::InodeFd(base::UniqueFd fd, dev_t dev, FdCache* cache) {
 }
 
 InodeFd::~InodeFd() {
-  if (mode_ == kOwn) {
+  if (cache_id_ == 0) {  // kOwn
     if (fd_or_slot_ >= 0) ::close(fd_or_slot_);
   } else {
     cache()->forget(*this);
@@ -73,7 +73,9 @@ InodeFd::~InodeFd() {
 }
 
 PinnedFd InodeFd::get() const {
-  if (mode_ == kOwn) return PinnedFd(fd_or_slot_, nullptr);
+  // cache_id_ never changes, mode_ may (kCached to kKept, under the cache's lock):
+  // without a cache the fd is fixed for life and needs no lock.
+  if (cache_id_ == 0) return PinnedFd(fd_or_slot_, nullptr);
   return cache()->pin(*this);
 }
 

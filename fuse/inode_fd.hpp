@@ -95,7 +95,7 @@ class InodeFd {
 
   // Guarded by the cache's mutex when mode_ is not kOwn.
   mutable int32_t fd_or_slot_ = -1;
-  uint16_t cache_id_ = 0;  // FdCache registry number; 0: none
+  uint16_t cache_id_ = 0;  // FdCache registry number; 0: none (mode_ kOwn). Fixed.
   mutable Mode mode_ = kOwn;
   // kNoHandle, kHeapHandle, or 1 + the number of inline handle bytes.
   mutable uint8_t handle_len_ = kNoHandle;
