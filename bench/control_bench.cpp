@@ -1,10 +1,11 @@
 // Control socket latency and throughput against a real Runtime over a temporary
 // root (state writes and the audit log fsync as in production).
 //
-//   control_bench [N]     N requests per latency series (default 10000)
+//   control_bench [N] [ONLY]   N requests per latency series (default 10000);
+//                              ONLY: run just that series (status, turn, grant)
 //
-// Prints p50/p99/max of `turn` and of `grant` (one connection, sequential), then
-// requests/s of `status` and of `turn` with 8 concurrent clients.
+// Prints p50/p99/max of `status`, `turn` and `grant` (one connection,
+// sequential), then requests/s of `status` and of `turn` with 8 concurrent clients.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
@@ -73,6 +74,8 @@ double throughput(const std::string& socket, const char* cmd, int clients, doubl
 
 int main(int argc, char** argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 10000;
+  const std::string only = argc > 2 ? argv[2] : "";
+  auto runs = [&only](const char* series) { return only.empty() || only == series; };
   spdlog::set_level(spdlog::level::warn);
   char tmpl[] = "/tmp/leasefs-bench-XXXXXX";
   std::string tmp = ::mkdtemp(tmpl);
@@ -87,29 +90,40 @@ int main(int argc, char** argv) {
     Client c = Client::connect(options.socket_path);
     expect_ok(c.call("start", {{"description", "benchmark the control socket"}}));
 
+    std::vector<double> status;
+    status.reserve(n);
+    for (int i = 0; i < n && runs("status"); ++i) {
+      auto t0 = Clock::now();
+      expect_ok(c.call("status"));
+      status.push_back(us(Clock::now() - t0));
+    }
+    if (runs("status")) report("status", status);
+
     std::vector<double> turn;
     turn.reserve(n);
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < n && runs("turn"); ++i) {
       auto t0 = Clock::now();
       expect_ok(c.call("turn"));
       turn.push_back(us(Clock::now() - t0));
     }
-    report("turn", turn);
+    if (runs("turn")) report("turn", turn);
 
     std::vector<double> grant;
     grant.reserve(n);
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < n && runs("grant"); ++i) {
       if (i % 50 == 0) expect_ok(c.call("revoke"));  // keep the lease (and state) small
       auto t0 = Clock::now();
       expect_ok(c.call("grant", {{"reason", "bench"}, {"paths", {"src/*"}}, {"ttl", "10m"}}));
       grant.push_back(us(Clock::now() - t0));
     }
-    report("grant", grant);
+    if (runs("grant")) report("grant", grant);
 
-    std::printf("status   8 clients: %.0f requests/s\n",
-                throughput(options.socket_path, "status", 8, 3.0));
-    std::printf("turn     8 clients: %.0f requests/s\n",
-                throughput(options.socket_path, "turn", 8, 3.0));
+    if (only.empty()) {
+      std::printf("status   8 clients: %.0f requests/s\n",
+                  throughput(options.socket_path, "status", 8, 3.0));
+      std::printf("turn     8 clients: %.0f requests/s\n",
+                  throughput(options.socket_path, "turn", 8, 3.0));
+    }
     runtime.stop();
   }
   std::filesystem::remove_all(tmp);

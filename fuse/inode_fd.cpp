@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <system_error>
 
 namespace leasefs::fuse {
@@ -14,60 +17,123 @@ namespace {
   throw std::system_error(err, std::generic_category(), what);
 }
 
+struct HandleBuf {
+  struct file_handle fh;
+  unsigned char bytes[MAX_HANDLE_SZ];
+};
+
+// The handle of the file open on `fd` into `buf`; false (errno set) if none.
+bool handle_of_fd(int fd, HandleBuf& buf) {
+  buf.fh.handle_bytes = MAX_HANDLE_SZ;
+  int mount_id = 0;
+  return ::name_to_handle_at(fd, "", &buf.fh, &mount_id, AT_EMPTY_PATH) == 0;
+}
+
+// Caches by number, so that an InodeFd names its cache in two bytes. A cache
+// outlives its inodes, so a number read by an inode always names a live cache.
+constexpr size_t kMaxCaches = 4096;
+std::atomic<FdCache*> g_caches[kMaxCaches];
+std::mutex g_caches_mu;
+
 }  // namespace
 
 PinnedFd::~PinnedFd() {
-  if (owner_) owner_->cache_->unpin(*owner_);
+  if (owner_) owner_->cache()->unpin(*owner_);
 }
 
-InodeFd::InodeFd(base::UniqueFd fd, dev_t dev, FdCache* cache)
-    : cache_(cache && cache->handles_for(dev) ? cache : nullptr) {
-  if (cache_) {
-    cache_->adopt(*this, std::move(fd));
+FdCache* InodeFd::cache() const noexcept {
+  return FdCache::registered(cache_id_);
+}
+
+InodeFd::InodeFd(base::UniqueFd fd, dev_t dev, FdCache* cache) {
+  if (cache) cache_id_ = cache->id_;
+  if (cache && cache->handles_for(dev)) {
+    mode_ = kCached;
+    cache->adopt(*this, std::move(fd));
     return;
   }
   if (cache) {
     cache->keep(fd);
-    cache_ = cache;
-    kept_ = true;
+    mode_ = kKept;
   }
-  fd_ = fd.release();
+  fd_or_slot_ = fd.release();
 }
 
 InodeFd::~InodeFd() {
-  if (!cache_) {
-    if (fd_ >= 0) ::close(fd_);
-    return;
+  if (cache_id_ == 0) {  // kOwn
+    if (fd_or_slot_ >= 0) ::close(fd_or_slot_);
+  } else {
+    cache()->forget(*this);
   }
-  cache_->forget(*this);
+  if (handle_len_ == kHeapHandle) {
+    void* p = nullptr;
+    std::memcpy(&p, handle_, sizeof p);
+    std::free(p);
+  }
 }
 
 PinnedFd InodeFd::get() const {
-  if (!cache_) return PinnedFd(fd_, nullptr);
-  return cache_->pin(*this);
+  // cache_id_ never changes, mode_ may (kCached to kKept, under the cache's lock):
+  // without a cache the fd is fixed for life and needs no lock.
+  if (cache_id_ == 0) return PinnedFd(fd_or_slot_, nullptr);
+  return cache()->pin(*this);
 }
 
-namespace {
-
-// The handle of the file open on `fd`, or "" (errno set).
-std::string handle_of_fd(int fd) {
-  struct {
-    struct file_handle fh;
-    unsigned char bytes[MAX_HANDLE_SZ];
-  } buf{};
-  buf.fh.handle_bytes = MAX_HANDLE_SZ;
-  int mount_id = 0;
-  if (::name_to_handle_at(fd, "", &buf.fh, &mount_id, AT_EMPTY_PATH) != 0) return {};
-  return std::string(reinterpret_cast<const char*>(&buf.fh), sizeof buf.fh + buf.fh.handle_bytes);
+void InodeFd::set_handle(const struct file_handle& fh) const {
+  if (fh.handle_bytes <= kInlineHandle && fh.handle_type >= 0 && fh.handle_type <= 0xff) {
+    std::memcpy(handle_, fh.f_handle, fh.handle_bytes);
+    handle_type_ = static_cast<uint8_t>(fh.handle_type);
+    handle_len_ = static_cast<uint8_t>(fh.handle_bytes + 1);
+    return;
+  }
+  const size_t size = sizeof fh + fh.handle_bytes;
+  void* p = std::malloc(size);
+  if (!p) throw std::bad_alloc();
+  std::memcpy(p, &fh, size);
+  std::memcpy(handle_, &p, sizeof p);
+  handle_len_ = kHeapHandle;
 }
 
-}  // namespace
+void InodeFd::copy_handle(void* buf) const noexcept {
+  auto* fh = static_cast<struct file_handle*>(buf);
+  if (handle_len_ == kHeapHandle) {
+    const struct file_handle* p = nullptr;
+    std::memcpy(&p, handle_, sizeof p);
+    std::memcpy(buf, p, sizeof *p + p->handle_bytes);
+    return;
+  }
+  fh->handle_bytes = handle_len_ - 1u;
+  fh->handle_type = handle_type_;
+  std::memcpy(fh->f_handle, handle_, fh->handle_bytes);
+}
+
+bool InodeFd::same_handle(const struct file_handle& fh) const noexcept {
+  if (!has_handle()) return false;
+  HandleBuf mine{};
+  copy_handle(&mine);
+  return mine.fh.handle_bytes == fh.handle_bytes && mine.fh.handle_type == fh.handle_type &&
+         std::memcmp(mine.fh.f_handle, fh.f_handle, fh.handle_bytes) == 0;
+}
+
+FdCache* FdCache::registered(uint16_t id) noexcept {
+  return g_caches[id].load(std::memory_order_acquire);
+}
 
 FdCache::FdCache(int root_fd, dev_t dev, FdBudget& budget, size_t capacity)
     : mount_fd_(::openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)),
       dev_(dev),
       budget_(budget),
       capacity_(capacity > 0 ? capacity : 1) {
+  {
+    std::lock_guard lock(g_caches_mu);
+    for (size_t i = 1; i < kMaxCaches && id_ == 0; ++i) {
+      if (!g_caches[i].load(std::memory_order_relaxed)) {
+        id_ = static_cast<uint16_t>(i);
+        g_caches[i].store(this, std::memory_order_release);
+      }
+    }
+  }
+  if (id_ == 0) throw std::runtime_error("too many file systems served by one process");
   if (!mount_fd_) handles_ok_.store(false);  // every inode keeps its fd then
   budget_.set_reclaimer([this] {
     std::lock_guard lock(mu_);
@@ -77,22 +143,66 @@ FdCache::FdCache(int root_fd, dev_t dev, FdBudget& budget, size_t capacity)
 
 FdCache::~FdCache() {
   budget_.set_reclaimer(nullptr);
-  std::lock_guard lock(mu_);
-  evict_locked(0);
+  {
+    std::lock_guard lock(mu_);
+    evict_locked(0);
+  }
+  std::lock_guard lock(g_caches_mu);
+  g_caches[id_].store(nullptr, std::memory_order_release);
+}
+
+void FdCache::lru_push_locked(uint32_t s) noexcept {
+  Slot& slot = slots_[s];
+  slot.prev = lru_tail_;
+  slot.next = kNil;
+  if (lru_tail_ != kNil) {
+    slots_[lru_tail_].next = s;
+  } else {
+    lru_head_ = s;
+  }
+  lru_tail_ = s;
+  slot.in_lru = true;
+}
+
+void FdCache::lru_unlink_locked(uint32_t s) noexcept {
+  Slot& slot = slots_[s];
+  if (!slot.in_lru) return;
+  if (slot.prev != kNil) {
+    slots_[slot.prev].next = slot.next;
+  } else {
+    lru_head_ = slot.next;
+  }
+  if (slot.next != kNil) {
+    slots_[slot.next].prev = slot.prev;
+  } else {
+    lru_tail_ = slot.prev;
+  }
+  slot.prev = slot.next = kNil;
+  slot.in_lru = false;
+}
+
+void FdCache::attach_locked(const InodeFd& inode, int fd) {
+  uint32_t s;
+  if (!free_.empty()) {
+    s = free_.back();
+    free_.pop_back();
+  } else {
+    s = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  slots_[s] = Slot{&inode, fd, 0, kNil, kNil, false};
+  inode.fd_or_slot_ = static_cast<int32_t>(s);
+  ++open_;
+  lru_push_locked(s);
 }
 
 bool FdCache::same_file(const InodeFd& inode, base::UniqueFd& fd) {
   std::lock_guard lock(mu_);
-  if (inode.fd_ >= 0 || inode.kept_) return true;
-  if (inode.handle_ != handle_of_fd(fd.get())) return false;
+  if (inode.mode_ != InodeFd::kCached || inode.fd_or_slot_ >= 0) return true;
+  HandleBuf buf{};
+  if (!handle_of_fd(fd.get(), buf) || !inode.same_handle(buf.fh)) return false;
   // Same file, evicted: the fresh fd saves a reopen.
-  if (take_slot_locked()) {
-    inode.fd_ = fd.release();
-    ++open_;
-    lru_.push_back(&inode);
-    inode.lru_pos_ = std::prev(lru_.end());
-    inode.in_lru_ = true;
-  }
+  if (take_slot_locked()) attach_locked(inode, fd.release());
   return true;
 }
 
@@ -103,24 +213,36 @@ FdCache::Stats FdCache::stats() const {
 
 bool FdCache::evict_locked(size_t target) noexcept {
   bool any = false;
-  while (open_ > target && !lru_.empty()) {
-    const InodeFd* victim = lru_.front();
-    lru_.pop_front();
-    victim->in_lru_ = false;
-    if (victim->handle_.empty()) {
-      victim->handle_ = handle_of_fd(victim->fd_);
-      if (victim->handle_.empty()) {
+  while (open_ > target && lru_head_ != kNil) {
+    const uint32_t s = lru_head_;
+    lru_unlink_locked(s);
+    const InodeFd* victim = slots_[s].owner;
+    const int fd = slots_[s].fd;
+    slots_[s] = Slot{};
+    free_.push_back(s);
+    --open_;
+    if (!victim->has_handle()) {
+      HandleBuf buf{};
+      bool ok = handle_of_fd(fd, buf);
+      if (ok) {
+        try {
+          victim->set_handle(buf.fh);
+        } catch (const std::bad_alloc&) {
+          ok = false;
+          errno = ENOMEM;
+        }
+      }
+      if (!ok) {
         // No handle after all: this inode keeps its fd (counted as kept).
         if (errno == EOPNOTSUPP) handles_ok_.store(false);
-        victim->kept_ = true;
-        --open_;
+        victim->mode_ = InodeFd::kKept;
+        victim->fd_or_slot_ = fd;
         ++kept_;
         continue;
       }
     }
-    ::close(victim->fd_);
-    victim->fd_ = -1;
-    --open_;
+    ::close(fd);
+    victim->fd_or_slot_ = -1;
     ++evictions_;
     budget_.give_back();
     any = true;
@@ -140,18 +262,15 @@ void FdCache::adopt(const InodeFd& inode, base::UniqueFd fd) {
   std::lock_guard lock(mu_);
   if (!take_slot_locked()) {
     // No room: keep only the handle (the fd closes here), or fail.
-    inode.handle_ = handle_of_fd(fd.get());
-    if (inode.handle_.empty()) {
+    HandleBuf buf{};
+    if (!handle_of_fd(fd.get(), buf)) {
       budget_.note_refused();
       throw_errno(EMFILE, "no descriptor left for an inode without a file handle");
     }
+    inode.set_handle(buf.fh);
     return;
   }
-  inode.fd_ = fd.release();
-  ++open_;
-  lru_.push_back(&inode);
-  inode.lru_pos_ = std::prev(lru_.end());
-  inode.in_lru_ = true;
+  attach_locked(inode, fd.release());
 }
 
 void FdCache::keep(base::UniqueFd& fd) {
@@ -166,42 +285,48 @@ void FdCache::keep(base::UniqueFd& fd) {
 
 void FdCache::forget(const InodeFd& inode) noexcept {
   std::lock_guard lock(mu_);
-  if (inode.fd_ < 0) return;
-  if (inode.in_lru_) lru_.erase(inode.lru_pos_);
-  inode.in_lru_ = false;
-  ::close(inode.fd_);
-  inode.fd_ = -1;
-  if (inode.kept_) {
+  if (inode.fd_or_slot_ < 0) return;
+  if (inode.mode_ == InodeFd::kKept) {
+    ::close(inode.fd_or_slot_);
     --kept_;
   } else {
+    const auto s = static_cast<uint32_t>(inode.fd_or_slot_);
+    lru_unlink_locked(s);
+    ::close(slots_[s].fd);
+    slots_[s] = Slot{};
+    free_.push_back(s);
     --open_;
   }
+  inode.fd_or_slot_ = -1;
   budget_.give_back();
 }
 
 PinnedFd FdCache::pin(const InodeFd& inode) {
+  HandleBuf handle{};
   {
     std::lock_guard lock(mu_);
-    if (inode.fd_ >= 0) {
-      if (inode.in_lru_) {
-        lru_.erase(inode.lru_pos_);
-        inode.in_lru_ = false;
-      }
-      ++inode.pins_;
+    if (inode.mode_ == InodeFd::kKept) {
       ++hits_;
-      return PinnedFd(inode.fd_, &inode);
+      return PinnedFd(inode.fd_or_slot_, nullptr);  // never closed before the inode goes
+    }
+    if (inode.fd_or_slot_ >= 0) {
+      Slot& slot = slots_[static_cast<uint32_t>(inode.fd_or_slot_)];
+      lru_unlink_locked(static_cast<uint32_t>(inode.fd_or_slot_));
+      ++slot.pins;
+      ++hits_;
+      return PinnedFd(slot.fd, &inode);
     }
     ++misses_;
+    inode.copy_handle(&handle);
   }
   // Reopen outside the lock (it may read the inode from disk).
-  auto* fh = reinterpret_cast<struct file_handle*>(const_cast<char*>(inode.handle_.data()));
-  base::UniqueFd fd(::open_by_handle_at(mount_fd_.get(), fh, O_PATH | O_CLOEXEC));
+  base::UniqueFd fd(::open_by_handle_at(mount_fd_.get(), &handle.fh, O_PATH | O_CLOEXEC));
   if (!fd && (errno == EMFILE || errno == ENFILE)) {
     {
       std::lock_guard lock(mu_);
       evict_locked(open_ > 0 ? open_ - 1 : 0);
     }
-    fd.reset(::open_by_handle_at(mount_fd_.get(), fh, O_PATH | O_CLOEXEC));
+    fd.reset(::open_by_handle_at(mount_fd_.get(), &handle.fh, O_PATH | O_CLOEXEC));
   }
   if (!fd) {
     const int err = errno;
@@ -209,27 +334,25 @@ PinnedFd FdCache::pin(const InodeFd& inode) {
     throw_errno(err, "reopen an inode by its handle");
   }
   std::lock_guard lock(mu_);
-  if (inode.fd_ < 0) {
+  if (inode.fd_or_slot_ < 0) {
     if (!take_slot_locked()) {
       budget_.note_refused();
       throw_errno(EMFILE, "no descriptor left for the inode cache");
     }
-    inode.fd_ = fd.release();
-    ++open_;
-  } else if (inode.in_lru_) {  // another thread reopened it meanwhile; ours closes
-    lru_.erase(inode.lru_pos_);
-    inode.in_lru_ = false;
+    attach_locked(inode, fd.release());
   }
-  ++inode.pins_;
-  return PinnedFd(inode.fd_, &inode);
+  // Else another thread reopened it meanwhile; ours closes.
+  const auto s = static_cast<uint32_t>(inode.fd_or_slot_);
+  lru_unlink_locked(s);
+  ++slots_[s].pins;
+  return PinnedFd(slots_[s].fd, &inode);
 }
 
 void FdCache::unpin(const InodeFd& inode) noexcept {
   std::lock_guard lock(mu_);
-  if (--inode.pins_ > 0 || inode.fd_ < 0 || inode.kept_) return;
-  lru_.push_back(&inode);
-  inode.lru_pos_ = std::prev(lru_.end());
-  inode.in_lru_ = true;
+  const auto s = static_cast<uint32_t>(inode.fd_or_slot_);
+  if (--slots_[s].pins > 0) return;
+  lru_push_locked(s);
   if (open_ > capacity_) evict_locked(capacity_);
 }
 

@@ -14,15 +14,24 @@
 // lasts for that call. When no descriptor can be had, get() throws
 // std::system_error (EMFILE, or ESTALE for a file that is gone), which the
 // operation's guard turns into that errno for this one request.
+//
+// Size matters here: there is one InodeFd per inode the kernel holds, a million
+// after a walk over a large tree. So an InodeFd is 24 bytes: the descriptor or
+// cache slot, the cache as a small number (see FdCache's registry), and the
+// handle inline when it fits (ext4, xfs, tmpfs); per-descriptor state (pins,
+// LRU links) lives in the cache's slots, of which there are at most about its
+// capacity.
 #pragma once
 
+#include <fcntl.h>  // struct file_handle
 #include <sys/types.h>
 
 #include <atomic>
-#include <list>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "base/unique_fd.hpp"
 #include "fuse/fd_budget.hpp"
@@ -67,16 +76,33 @@ class InodeFd {
  private:
   friend class FdCache;
   friend class PinnedFd;
-  FdCache* cache_;  // null: the fd is kept for life
-  // Guarded by cache_->mu_ when cache_ is set. `handle_` (struct file_handle,
-  // raw) is taken from the open fd before its first eviction.
-  mutable std::string handle_;
-  mutable bool kept_ = false;  // no handle could be had: never evicted
-  mutable int fd_ = -1;
-  mutable unsigned pins_ = 0;
-  mutable bool in_lru_ = false;
-  mutable std::list<const InodeFd*>::iterator lru_pos_;
+  enum Mode : uint8_t {
+    kOwn,     // no cache: fd_or_slot_ is the fd, kept for life
+    kKept,    // the cache counts it, but it has no handle: fd_or_slot_ is the fd, for life
+    kCached,  // fd_or_slot_ is the cache slot holding the open fd, or -1 (evicted)
+  };
+  static constexpr size_t kInlineHandle = 12;  // ext4 8, tmpfs and 64-bit xfs 12 bytes
+  static constexpr uint8_t kNoHandle = 0;
+  static constexpr uint8_t kHeapHandle = 0xff;  // handle_ holds a pointer to a file_handle
+
+  FdCache* cache() const noexcept;
+  // With the cache's lock held (or before the inode is shared).
+  bool has_handle() const noexcept { return handle_len_ != kNoHandle; }
+  void set_handle(const struct file_handle& fh) const;
+  // The handle as a file_handle in `buf` (at least sizeof(file_handle) + MAX_HANDLE_SZ).
+  void copy_handle(void* buf) const noexcept;
+  bool same_handle(const struct file_handle& fh) const noexcept;
+
+  // Guarded by the cache's mutex when mode_ is not kOwn.
+  mutable int32_t fd_or_slot_ = -1;
+  uint16_t cache_id_ = 0;  // FdCache registry number; 0: none (mode_ kOwn). Fixed.
+  mutable Mode mode_ = kOwn;
+  // kNoHandle, kHeapHandle, or 1 + the number of inline handle bytes.
+  mutable uint8_t handle_len_ = kNoHandle;
+  mutable uint8_t handle_type_ = 0;  // inline handles only
+  mutable unsigned char handle_[kInlineHandle] = {};
 };
+static_assert(sizeof(InodeFd) <= 24, "an InodeFd per inode: keep it small");
 
 class FdCache {
  public:
@@ -86,8 +112,11 @@ class FdCache {
   // descriptor on the file system that is not O_PATH, opened from it here.
   // Files on other file systems keep their fds. `capacity`: cached fds at most
   // (pinned ones may pass it for the length of one call).
+  // Throws std::runtime_error when too many caches live in one process.
   FdCache(int root_fd, dev_t dev, FdBudget& budget, size_t capacity = kDefaultCapacity);
   ~FdCache();
+  FdCache(const FdCache&) = delete;
+  FdCache& operator=(const FdCache&) = delete;
 
   struct Stats {
     size_t open = 0;      // descriptors open in the cache now
@@ -110,6 +139,17 @@ class FdCache {
  private:
   friend class InodeFd;
   friend class PinnedFd;
+  static constexpr uint32_t kNil = UINT32_MAX;
+  // One open descriptor of the cache. LRU links are slot numbers.
+  struct Slot {
+    const InodeFd* owner = nullptr;
+    int fd = -1;
+    uint32_t pins = 0;
+    uint32_t prev = kNil, next = kNil;
+    bool in_lru = false;
+  };
+
+  static FdCache* registered(uint16_t id) noexcept;
   PinnedFd pin(const InodeFd& inode);
   void unpin(const InodeFd& inode) noexcept;
   // With mu_ held: closes least recently used unpinned fds until `open_ <= target`.
@@ -117,6 +157,10 @@ class FdCache {
   bool evict_locked(size_t target) noexcept;
   // With mu_ held: one budget slot, evicting if the budget is spent.
   bool take_slot_locked() noexcept;
+  // With mu_ held, a budget slot taken: `fd` becomes `inode`'s, at the LRU's end.
+  void attach_locked(const InodeFd& inode, int fd);
+  void lru_push_locked(uint32_t s) noexcept;
+  void lru_unlink_locked(uint32_t s) noexcept;
   void adopt(const InodeFd& inode, base::UniqueFd fd);
   void keep(base::UniqueFd& fd);
   void forget(const InodeFd& inode) noexcept;
@@ -125,9 +169,13 @@ class FdCache {
   const dev_t dev_;
   FdBudget& budget_;
   const size_t capacity_;
+  uint16_t id_ = 0;
   std::atomic<bool> handles_ok_{true};
   mutable std::mutex mu_;
-  std::list<const InodeFd*> lru_;  // unpinned entries with an open fd, oldest first
+  std::vector<Slot> slots_;     // guarded by mu_
+  std::vector<uint32_t> free_;  // unused slot numbers; guarded by mu_
+  uint32_t lru_head_ = kNil;    // oldest unpinned open slot; guarded by mu_
+  uint32_t lru_tail_ = kNil;
   size_t open_ = 0;
   size_t kept_ = 0;
   uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;

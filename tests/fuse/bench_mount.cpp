@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
     fuse::Filesystem fs(root.get(), gate, fo);
     fuse::MountOptions mo;
     mo.fsname = argv[1];
+    mo.allow_other = ::geteuid() == 0;  // as daemon/cli_mount.cpp mounts it
     fuse::Session session(fs, argv[2], mo);
     sigset_t set;
     sigemptyset(&set);
