@@ -95,12 +95,7 @@ class AgentUserTest : public ::testing::Test {
   }
   // `sh -c SCRIPT` as uid:gid (no supplementary groups), in `cwd`.
   RunResult as_user(uid_t uid, gid_t gid, const std::string& script, const std::string& cwd) {
-    RunOptions o;
-    o.uid = uid;
-    o.gid = gid;
-    o.cwd = cwd;
-    o.timeout_s = 60;
-    return run_sh(script, o);
+    return run_sh_as(uid, gid, script, cwd);
   }
   // Waits (bounded) until `path` exists.
   static bool wait_for_file(const std::string& path) {
