@@ -1,29 +1,28 @@
 // The control socket server.
 //
-// Shape: one epoll thread owns the listening socket and every idle connection;
-// a small fixed pool of workers runs commands; each `watch` stream gets a thread
-// of its own, up to a bound.
+// One model: a single event loop owns every socket and every connection's state;
+// a small fixed pool of workers runs commands and nothing else. They meet in two
+// queues: a request line goes to the workers (approvers' first), its reply comes
+// back to the loop with a wake-up on an eventfd. Nothing a peer does or fails to
+// do can hold a worker, and connection state needs no lock.
 //
-// Why epoll and not a thread per connection: a client that connects and sends
-// nothing, or sends half a line and stalls, costs one descriptor and a few bytes
-// of buffer, never a thread, so no number of silent clients can starve the ones
-// that talk. Commands are serialized by the Service anyway, so a handful of
-// workers is all the parallelism there is to have (memory.search and status can
-// still overlap with a write command waiting on its fsync).
+// The loop (server.cpp) accepts (listener.hpp), reads and frames lines, applies
+// the budgets (uid_budgets.hpp), writes replies as the peer takes them, and
+// closes what is idle, slow or done (connection.hpp). A `watch` stream is a
+// connection in another mode (watch_stream.hpp): its subscription wakes the same
+// loop, which writes each event while the peer reads.
 //
-// Ownership of a connection moves, never shares: while armed in epoll (one-shot)
-// it belongs to the epoll thread; once a complete line is read it is handed to a
-// worker, which runs every complete line in order, writes each reply, and re-arms
-// it. A connection therefore runs at most one request at a time and its replies
-// come back in request order. Every hand-over takes the connection table's mutex,
-// which orders the two owners' accesses (the one-shot re-arm alone would, but no
-// race detector can see that). Whoever owns a connection is the only one that may
-// close it; the same mutex orders that with the reaper.
+// Why an event loop and not a thread per connection: a client that connects and
+// sends nothing, or sends half a line and stalls, costs one descriptor and a few
+// bytes of buffer, never a thread, so no number of silent clients can starve the
+// ones that talk. Commands are serialized by the Service anyway, so a handful of
+// workers is all the parallelism there is to have.
 //
-// Replies never block a worker: what the peer's socket does not take at once is
-// kept (one reply at most) and written by the epoll thread as the peer reads, and
-// no further request of that connection runs until it has. So clients that send
-// and never read cost a descriptor and one reply of memory each, not a worker.
+// A connection runs at most one request at a time and its replies come back in
+// request order: while a worker has its request it is not read, and while a
+// reply waits for the peer to take it (one reply at most) no further request of
+// that connection runs. So clients that send and never read cost a descriptor
+// and one reply of memory each, not a worker.
 //
 // Limits: lines over 1 MiB are answered with line_too_long and skipped; at most
 // max_connections are open (more are answered `busy` and closed); idle ones are
@@ -43,6 +42,7 @@
 
 #include "control/budget.hpp"
 #include "control/commands.hpp"
+#include "control/listener.hpp"
 #include "control/peer.hpp"
 #include "service/event_bus.hpp"
 
@@ -90,8 +90,5 @@ class Server {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Creates `dir` and its missing parents with mode 0755. Throws Error{io_error}.
-void make_socket_dir(const std::string& dir);
 
 }  // namespace leasefs::gate::control

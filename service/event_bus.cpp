@@ -30,8 +30,14 @@ void EventQueue::push(const nlohmann::json& event) {
       ++dropped_;
     }
     events_.push_back(event);
+    if (wake_) wake_();
   }
   cv_.notify_one();
+}
+
+void EventQueue::set_wake(std::function<void()> wake) {
+  std::lock_guard lock(mu_);
+  wake_ = std::move(wake);
 }
 
 void EventQueue::close() {

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,9 @@ class EventQueue {
   void push(const nlohmann::json& event);
   void close();
   bool closed() const;
+  // Called (under the queue's lock, so it must not block or call back) after each
+  // event pushed: lets an event loop wait for events and sockets in one place.
+  void set_wake(std::function<void()> wake);
 
  private:
   mutable std::mutex mu_;
@@ -37,6 +41,7 @@ class EventQueue {
   bool lossless_ = false;
   uint64_t dropped_ = 0;
   bool closed_ = false;
+  std::function<void()> wake_;
 };
 
 class EventBus {

@@ -209,8 +209,14 @@ TEST_F(ControlTest, RefusalsAndClosedWritesBecomeEvents) {
   EXPECT_EQ(written["sha256"], "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
   EXPECT_EQ(written["bytes"], 6);
   EXPECT_EQ(written["grant_id"], "G_0001");
-  // The service keeps it for status.
-  EXPECT_EQ(h.ok("status")["recent_refusals"].size(), 1u);
+  // The service keeps it for status. It is noted there after it is published to
+  // watchers (control/event_pump.cpp), so a watcher may see it first: wait (bounded).
+  json recent = h.ok("status")["recent_refusals"];
+  for (int i = 0; i < 100 && recent.empty(); ++i) {
+    std::this_thread::sleep_for(50ms);
+    recent = h.ok("status")["recent_refusals"];
+  }
+  EXPECT_EQ(recent.size(), 1u);
 }
 
 TEST(ControlHashLimit, LargeFilesAreNotHashed) {

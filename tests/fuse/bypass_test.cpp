@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/lockstep.hpp"
 #include "tests/support/mounted_fs.hpp"
 
 namespace leasefs::test {
@@ -386,50 +387,6 @@ INSTANTIATE_TEST_SUITE_P(RootAndNobody, BypassRevokedFd, ::testing::Values(false
 // in one process, a server thread that needs that lock (a page fault, an
 // allocator mapping memory) would deadlock with it.
 // ---------------------------------------------------------------------------
-
-// A child that runs in lockstep with the test through two pipes.
-class Lockstep {
- public:
-  explicit Lockstep(const std::function<int(Lockstep&)>& body) {
-    if (::pipe2(up_, O_CLOEXEC) != 0 || ::pipe2(down_, O_CLOEXEC) != 0)
-      throw std::runtime_error("pipe");
-    pid_ = ::fork();
-    if (pid_ == 0) ::_exit(body(*this) & 0xff);
-  }
-  ~Lockstep() {
-    if (pid_ > 0) join(5);
-    for (int fd : {up_[0], up_[1], down_[0], down_[1]}) ::close(fd);
-  }
-  // Child side.
-  void tell(char c) { (void)!::write(up_[1], &c, 1); }
-  char await() { return read_one(down_[0]); }
-  // Test side.
-  char await_child() { return read_one(up_[0]); }
-  void go(char c = 'g') { (void)!::write(down_[1], &c, 1); }
-  // The child's exit code; -1 if it had to be killed after `timeout_s`.
-  int join(int timeout_s) {
-    int status = 0;
-    for (int i = 0; i < timeout_s * 100; ++i) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      ::usleep(10'000);
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return -1;
-  }
-
- private:
-  static char read_one(int fd) {
-    char c = 0;
-    return ::read(fd, &c, 1) == 1 ? c : '?';
-  }
-  int up_[2]{}, down_[2]{};
-  pid_t pid_ = -1;
-};
 
 TEST(Bypass, SharedMmapStoresAfterRevokeNeverReachTheBackingFile) {
   MountedFs fs;

@@ -14,19 +14,13 @@
 
 #include "daemon/mount_table.hpp"
 #include "tests/support/control_client.hpp"
+#include "tests/support/daemon_run.hpp"
 #include "tests/support/mounted_fs.hpp"
 
 namespace leasefs::test {
 namespace {
 
 const std::string kLeasefs = LEASEFS_BIN;
-
-pid_t read_pid(const std::string& lock_path) {
-  std::ifstream in(lock_path);
-  pid_t pid = 0;
-  in >> pid;
-  return pid;
-}
 
 // Temp tree + cleanup: every mount point used is detached and every daemon seen
 // is killed, whatever happened in the test.
@@ -43,7 +37,7 @@ class DaemonTest : public ::testing::Test {
   void TearDown() override {
     for (const std::string& mp : {mnt, root}) {
       if (fuse::leasefs_mount_at(mp)) {
-        pid_t pid = read_pid(mp + "/.longrun/lock");
+        pid_t pid = read_lock_pid(mp + "/.longrun/lock");
         if (pid > 0) remember(pid);
         RunOptions o;
         o.timeout_s = 10;
@@ -57,14 +51,10 @@ class DaemonTest : public ::testing::Test {
     if (pid > 0) daemons.push_back(pid);
   }
   RunResult leasefs(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {kLeasefs};
-    argv.insert(argv.end(), args.begin(), args.end());
-    RunOptions o;
-    o.timeout_s = 30;
-    RunResult r = run_argv(argv, o);
+    RunResult r = run_binary(kLeasefs, args);
     // A daemon that started is recorded for cleanup right away.
     for (const std::string& mp : {mnt, root}) {
-      if (fuse::leasefs_mount_at(mp)) remember(read_pid(mp + "/.longrun/lock"));
+      if (fuse::leasefs_mount_at(mp)) remember(read_lock_pid(mp + "/.longrun/lock"));
     }
     return r;
   }
@@ -84,7 +74,7 @@ TEST_F(DaemonTest, MountGrantWriteUnmount) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("mounted " + root + " at " + mnt), std::string::npos) << r.output;
   ASSERT_TRUE(fuse::leasefs_mount_at(mnt));
-  const pid_t pid = read_pid(mnt + "/.longrun/lock");
+  const pid_t pid = read_lock_pid(mnt + "/.longrun/lock");
   ASSERT_GT(pid, 0);
 
   RunOptions in_mnt;
@@ -120,7 +110,7 @@ TEST_F(DaemonTest, MountGrantWriteUnmount) {
 TEST_F(DaemonTest, SecondMountOfSameRootIsRefusedNamingThePid) {
   auto r = leasefs({"mount", root, mnt, "--socket", sock});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const pid_t pid = read_pid(mnt + "/.longrun/lock");
+  const pid_t pid = read_lock_pid(mnt + "/.longrun/lock");
   auto again = leasefs({"mount", root, mnt, "--socket", base + "/other.sock"});
   EXPECT_EQ(again.exit_code, 1) << again.output;
   EXPECT_NE(again.output.find("already served by leasefs (pid " + std::to_string(pid) + ")"),
@@ -139,7 +129,7 @@ TEST_F(DaemonTest, KillDashNineThenMountAgainClearsTheDeadMount) {
   // Over the root itself, the way it is meant to be used.
   auto r = leasefs({"mount", root, "--socket", sock});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const pid_t pid = read_pid(root + "/.longrun/lock");
+  const pid_t pid = read_lock_pid(root + "/.longrun/lock");
   ASSERT_GT(pid, 0);
   ::kill(pid, SIGKILL);
   ASSERT_TRUE(wait_gone(pid));
@@ -152,7 +142,7 @@ TEST_F(DaemonTest, KillDashNineThenMountAgainClearsTheDeadMount) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("dead"), std::string::npos) << r.output;
   EXPECT_EQ(::stat((root + "/.longrun").c_str(), &st), 0);
-  const pid_t pid2 = read_pid(root + "/.longrun/lock");
+  const pid_t pid2 = read_lock_pid(root + "/.longrun/lock");
   EXPECT_NE(pid2, pid);
   r = leasefs({"unmount", root});
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon/mount_table.hpp"
+#include "tests/support/daemon_run.hpp"
 #include "tests/support/mounted_fs.hpp"
 #include "tests/support/run.hpp"
 
@@ -60,19 +61,13 @@ class AgentUserTest : public ::testing::Test {
   RunResult leasefs(const std::vector<std::string>& args, const std::string& mp,
                     const std::string& lock_dir) {
     mounts.push_back(mp);
-    std::vector<std::string> argv = {LEASEFS_BIN};
-    argv.insert(argv.end(), args.begin(), args.end());
-    RunOptions o;
-    o.timeout_s = 60;
-    RunResult r = run_argv(argv, o);
+    RunResult r = run_binary(LEASEFS_BIN, args, 60);
     remember_daemon(lock_dir);
     return r;
   }
   // The daemon whose .longrun/lock is in `dir` (read underneath any mount).
   void remember_daemon(const std::string& dir) {
-    std::ifstream in(dir + "/.longrun/lock");
-    pid_t pid = 0;
-    in >> pid;
+    pid_t pid = read_lock_pid(dir + "/.longrun/lock");
     if (pid > 0) pids.push_back(pid);
   }
   // A user made for this test (own group, no home), removed in TearDown.
@@ -95,12 +90,7 @@ class AgentUserTest : public ::testing::Test {
   }
   // `sh -c SCRIPT` as uid:gid (no supplementary groups), in `cwd`.
   RunResult as_user(uid_t uid, gid_t gid, const std::string& script, const std::string& cwd) {
-    RunOptions o;
-    o.uid = uid;
-    o.gid = gid;
-    o.cwd = cwd;
-    o.timeout_s = 60;
-    return run_sh(script, o);
+    return run_sh_as(uid, gid, script, cwd);
   }
   // Waits (bounded) until `path` exists.
   static bool wait_for_file(const std::string& path) {

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "daemon/mount_table.hpp"
+#include "tests/support/daemon_run.hpp"
 #include "tests/support/mounted_fs.hpp"
 
 namespace leasefs::test {
@@ -42,21 +43,16 @@ ControlDaemon::~ControlDaemon() {
 RunResult ControlDaemon::mount(const std::vector<std::string>& extra) {
   std::string group = "nogroup";
   if (struct group* g = ::getgrgid(kAgentGid)) group = g->gr_name;
-  std::vector<std::string> argv = {LEASEFS_BIN, "mount",          root_, "--socket",
-                                   sock_,       "--socket-group", group};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  RunOptions o;
-  o.timeout_s = 30;
-  RunResult r = run_argv(argv, o);
+  std::vector<std::string> args = {"mount", root_, "--socket", sock_, "--socket-group", group};
+  args.insert(args.end(), extra.begin(), extra.end());
+  RunResult r = run_binary(LEASEFS_BIN, args);
   if (pid_t p = pid()) seen_.push_back(p);
   return r;
 }
 
 pid_t ControlDaemon::pid() const {
   if (!fuse::leasefs_mount_at(root_)) return seen_.empty() ? 0 : seen_.back();
-  std::ifstream in(root_ + "/.longrun/lock");
-  pid_t p = 0;
-  in >> p;
+  pid_t p = read_lock_pid(root_ + "/.longrun/lock");
   if (p > 0) seen_.push_back(p);
   return p;
 }

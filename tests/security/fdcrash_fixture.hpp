@@ -22,6 +22,7 @@
 
 #include "daemon/mount_table.hpp"
 #include "fuse/takeover.hpp"
+#include "tests/support/daemon_run.hpp"
 #include "tests/support/mounted_fs.hpp"
 #include "tests/support/run.hpp"
 
@@ -29,13 +30,6 @@ namespace leasefs::test {
 
 inline const std::string kLeasefs = LEASEFS_BIN;
 inline constexpr uid_t kAgentUid = 65534;
-
-inline pid_t read_lock_pid(const std::string& lock_path) {
-  std::ifstream in(lock_path);
-  pid_t pid = 0;
-  in >> pid;
-  return pid;
-}
 
 // Polls `done` every 10 ms for up to `seconds`; true once it holds.
 template <typename Pred>
@@ -76,11 +70,7 @@ class FdcrashTest : public ::testing::Test {
     if (pid > 0) daemons.push_back(pid);
   }
   RunResult leasefs(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {kLeasefs};
-    argv.insert(argv.end(), args.begin(), args.end());
-    RunOptions o;
-    o.timeout_s = 30;
-    RunResult r = run_argv(argv, o);
+    RunResult r = run_binary(kLeasefs, args);
     if (fuse::leasefs_mount_at(root) && !fuse::dead_leasefs_mount(root)) {
       remember(read_lock_pid(root + "/.longrun/lock"));
     }

@@ -11,47 +11,17 @@
 #include <functional>
 
 #include "tests/security/fileplane_support.hpp"
+#include "tests/support/lockstep.hpp"
 
 namespace leasefs::test::fileplane {
 namespace {
 
-// A child (the agent's uid) that runs in lockstep with the test through pipes.
-class Agent {
+// A child as the agent's uid (gid 65534, no supplementary groups), in lockstep
+// with the test.
+class Agent : public Lockstep {
  public:
-  explicit Agent(const std::function<int(Agent&)>& body) {
-    if (::pipe2(up_, O_CLOEXEC) != 0 || ::pipe2(down_, O_CLOEXEC) != 0)
-      throw std::runtime_error("pipe");
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
-          ::setresuid(kAgent, kAgent, kAgent) != 0) {
-        ::_exit(254);
-      }
-      ::_exit(body(*this) & 0xff);
-    }
-  }
-  ~Agent() {
-    if (pid_ > 0) join();
-    for (int fd : {up_[0], up_[1], down_[0], down_[1]}) ::close(fd);
-  }
-  void tell(char c) { (void)!::write(up_[1], &c, 1); }
-  char await() { return read_one(down_[0]); }
-  char await_child() { return read_one(up_[0]); }
-  void go(char c = 'g') { (void)!::write(down_[1], &c, 1); }
-  int join() {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  static char read_one(int fd) {
-    char c = 0;
-    return ::read(fd, &c, 1) == 1 ? c : '?';
-  }
-  int up_[2]{}, down_[2]{};
-  pid_t pid_ = -1;
+  explicit Agent(const std::function<int(Lockstep&)>& body)
+      : Lockstep(body, RunAs{kAgent, 65534}) {}
 };
 
 constexpr const char* kSeed = "0123456789abcdef";
@@ -74,7 +44,7 @@ class SharedMapping : public ::testing::Test {
 };
 
 // Maps `path` shared and writable; tells 'm' (or 'x' on failure).
-void* map_shared(Agent& a, const std::string& path) {
+void* map_shared(Lockstep& a, const std::string& path) {
   base::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   void* mem =
       fd ? ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0) : MAP_FAILED;
@@ -86,7 +56,7 @@ void* map_shared(Agent& a, const std::string& path) {
 // through the mount sees the refused bytes.
 TEST_F(SharedMapping, RefusedWritebackIsNotSeenByReaders) {
   fs_.grant();
-  Agent agent([&](Agent& a) {
+  Agent agent([&](Lockstep& a) {
     void* mem = map_shared(a, f_);
     if (mem == MAP_FAILED) return 2;
     a.await();  // revoked
@@ -111,7 +81,7 @@ TEST_F(SharedMapping, RefusedWritebackIsNotSeenByReaders) {
 // what is stored afterwards never is.
 TEST_F(SharedMapping, RevocationSettlesWhatTheLeaseDirtied) {
   fs_.grant();
-  Agent agent([&](Agent& a) {
+  Agent agent([&](Lockstep& a) {
     void* mem = map_shared(a, f_);
     if (mem == MAP_FAILED) return 2;
     std::memcpy(mem, "LEAS", 4);  // under the lease, never synced
@@ -146,7 +116,7 @@ TEST_F(SharedMapping, LaterLeasedCommitCannotPickThemUp) {
                          "chown -R 65534:65534 .")
                   .ok());
   fs_.grant();
-  Agent agent([&](Agent& a) {
+  Agent agent([&](Lockstep& a) {
     void* mem = map_shared(a, f_);
     if (mem == MAP_FAILED) return 2;
     a.await();  // revoked

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "tests/security/fileplane_ops.hpp"
 #include "tests/security/fileplane_support.hpp"
 
 namespace leasefs::test::fileplane {
@@ -31,28 +32,12 @@ MountedFsOptions uncached() {
 // The tree every row starts from, written directly (a row reseeds it, so this
 // stays in-process). Owned by the agent, so only the gate refuses.
 void reseed(const MountedFs& fs) {
+  reseed_tree(fs, {"src", "src/sub", "src/sub/deep", "src/e", "src/sub/e2", "docs", "docs/e3"},
+              {"src/a.c", "src/b.h", "src/.hidden", "src/sub/c.c", "src/sub/deep/d.c", "docs/x.md",
+               "top.c", ".env"});
+  if (::testing::Test::HasFatalFailure()) return;
   const std::string b = fs.backing() + "/";
-  std::error_code ec;
-  for (const auto& e : stdfs::directory_iterator(b, ec)) {
-    if (e.path().filename() != ".longrun") stdfs::remove_all(e.path(), ec);
-  }
   auto own = [](const std::string& p) { (void)!::lchown(p.c_str(), kAgent, 65534); };
-  for (const char* d :
-       {"src", "src/sub", "src/sub/deep", "src/e", "src/sub/e2", "docs", "docs/e3"}) {
-    ::mkdir((b + d).c_str(), 0755);
-    own(b + d);
-  }
-  for (const char* f : {"src/a.c", "src/b.h", "src/.hidden", "src/sub/c.c", "src/sub/deep/d.c",
-                        "docs/x.md", "top.c", ".env"}) {
-    const std::string p = b + f;
-    int fd = ::open(p.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-    ASSERT_GE(fd, 0) << p;
-    ASSERT_EQ(::write(fd, "data\n", 5), 5);
-    ::close(fd);
-    ASSERT_EQ(::setxattr(p.c_str(), "user.k", "v", 1, 0), 0) << p;
-    own(p);
-  }
-  own(b);
   ::mkdir((b + ".longrun").c_str(), 0755);
   int fd =
       ::open((b + ".longrun/state.json").c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
@@ -155,57 +140,6 @@ const Shape kShapes[] = {
      {},
      {"src/e"},
      {"n"}},
-};
-
-using PathOp = std::function<int(const std::string&)>;
-using PairOp = std::function<int(const std::string&, const std::string&)>;
-
-const std::vector<std::pair<const char*, PathOp>> kFileOps = {
-    {"open_write",
-     [](const std::string& p) {
-       int fd = ::open(p.c_str(), O_WRONLY | O_CLOEXEC);
-       if (fd < 0) return errno;
-       int rc = err_of(::write(fd, "w", 1));
-       ::close(fd);
-       return rc;
-     }},
-    {"truncate", [](const std::string& p) { return err_of(::truncate(p.c_str(), 1)); }},
-    {"chmod", [](const std::string& p) { return err_of(::chmod(p.c_str(), 0600)); }},
-    {"utimens",
-     [](const std::string& p) {
-       struct timespec ts[2] = {{1000, 0}, {1000, 0}};
-       return err_of(::utimensat(AT_FDCWD, p.c_str(), ts, 0));
-     }},
-    {"setxattr",
-     [](const std::string& p) { return err_of(::setxattr(p.c_str(), "user.n", "1", 1, 0)); }},
-    {"removexattr",
-     [](const std::string& p) { return err_of(::removexattr(p.c_str(), "user.k")); }},
-    {"unlink", [](const std::string& p) { return err_of(::unlink(p.c_str())); }},
-};
-
-const std::vector<std::pair<const char*, PathOp>> kNewOps = {
-    {"create",
-     [](const std::string& p) {
-       int fd = ::open(p.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-       if (fd < 0) return errno;
-       ::close(fd);
-       return 0;
-     }},
-    {"mkdir", [](const std::string& p) { return err_of(::mkdir(p.c_str(), 0755)); }},
-    {"mknod", [](const std::string& p) { return err_of(::mkfifo(p.c_str(), 0644)); }},
-    {"symlink", [](const std::string& p) { return err_of(::symlink("target", p.c_str())); }},
-};
-
-const std::vector<std::pair<const char*, PathOp>> kDirOps = {
-    {"rmdir", [](const std::string& p) { return err_of(::rmdir(p.c_str())); }},
-    {"chmod_dir", [](const std::string& p) { return err_of(::chmod(p.c_str(), 0700)); }},
-};
-
-const std::vector<std::pair<const char*, PairOp>> kPairOps = {
-    {"rename", [](const std::string& a,
-                  const std::string& b) { return err_of(::rename(a.c_str(), b.c_str())); }},
-    {"link", [](const std::string& a,
-                const std::string& b) { return err_of(::link(a.c_str(), b.c_str())); }},
 };
 
 class GlobShape : public ::testing::TestWithParam<const Shape*> {};

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/fuse/journal_fixture.hpp"
+#include "tests/support/run.hpp"
 
 namespace leasefs::test {
 namespace {
@@ -12,12 +13,7 @@ namespace {
 class JournalAttack : public JournalTest {
  protected:
   RunResult as_agent(const std::string& script) {
-    RunOptions o;
-    o.uid = kAgentUid;
-    o.gid = kAgentUid;
-    o.cwd = root;
-    o.timeout_s = 60;
-    return run_sh(script, o);
+    return run_sh_as(kAgentUid, kAgentUid, script, root);
   }
   // One request on the control socket as the agent; the reply line.
   nlohmann::json agent_call(const std::string& cmd, const nlohmann::json& args) {

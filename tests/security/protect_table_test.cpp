@@ -15,6 +15,7 @@
 #include <functional>
 
 #include "gate/protected_paths.hpp"
+#include "tests/security/fileplane_ops.hpp"
 #include "tests/security/fileplane_support.hpp"
 
 namespace leasefs::test::fileplane {
@@ -23,26 +24,8 @@ namespace {
 namespace stdfs = std::filesystem;
 
 void reseed(const MountedFs& fs) {
-  const std::string b = fs.backing() + "/";
-  std::error_code ec;
-  for (const auto& e : stdfs::directory_iterator(b, ec)) {
-    if (e.path().filename() != ".longrun") stdfs::remove_all(e.path(), ec);
-  }
-  auto own = [](const std::string& p) { (void)!::lchown(p.c_str(), kAgent, 65534); };
-  for (const char* d : {".git", ".git/hooks", ".git/hooks/e", ".git/e", "src"}) {
-    ::mkdir((b + d).c_str(), 0755);
-    own(b + d);
-  }
-  for (const char* f : {".git/config", ".git/hooks/pre-commit", ".git/HEAD", "src/a.c"}) {
-    const std::string p = b + f;
-    int fd = ::open(p.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-    ASSERT_GE(fd, 0) << p;
-    ASSERT_EQ(::write(fd, "data\n", 5), 5);
-    ::close(fd);
-    ASSERT_EQ(::setxattr(p.c_str(), "user.k", "v", 1, 0), 0) << p;
-    own(p);
-  }
-  own(b);
+  reseed_tree(fs, {".git", ".git/hooks", ".git/hooks/e", ".git/e", "src"},
+              {".git/config", ".git/hooks/pre-commit", ".git/HEAD", "src/a.c"});
 }
 
 // Targets: protected and not, existing files, new names, empty directories.
@@ -82,50 +65,14 @@ const GrantShape kGrantShapes[] = {
     {"WildcardConfig", {".git/conf?g", ".git/config*"}, {".git/config.new"}},
 };
 
-using PathOp = std::function<int(const std::string&)>;
-
-const std::vector<std::pair<const char*, PathOp>> kFileOps = {
-    {"open_write",
-     [](const std::string& p) {
-       int fd = ::open(p.c_str(), O_WRONLY | O_CLOEXEC);
-       if (fd < 0) return errno;
-       int rc = err_of(::write(fd, "w", 1));
-       ::close(fd);
-       return rc;
-     }},
-    {"truncate", [](const std::string& p) { return err_of(::truncate(p.c_str(), 1)); }},
-    {"chmod", [](const std::string& p) { return err_of(::chmod(p.c_str(), 0600)); }},
-    {"utimens",
-     [](const std::string& p) {
-       struct timespec ts[2] = {{1000, 0}, {1000, 0}};
-       return err_of(::utimensat(AT_FDCWD, p.c_str(), ts, 0));
-     }},
-    {"setxattr",
-     [](const std::string& p) { return err_of(::setxattr(p.c_str(), "user.n", "1", 1, 0)); }},
-    {"removexattr",
-     [](const std::string& p) { return err_of(::removexattr(p.c_str(), "user.k")); }},
-    {"unlink", [](const std::string& p) { return err_of(::unlink(p.c_str())); }},
-    {"rename_away",
-     [](const std::string& p) { return err_of(::rename(p.c_str(), (p + ".moved").c_str())); }},
-};
-
-const std::vector<std::pair<const char*, PathOp>> kNewOps = {
-    {"create",
-     [](const std::string& p) {
-       int fd = ::open(p.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-       if (fd < 0) return errno;
-       ::close(fd);
-       return 0;
-     }},
-    {"mkdir", [](const std::string& p) { return err_of(::mkdir(p.c_str(), 0755)); }},
-    {"mknod", [](const std::string& p) { return err_of(::mkfifo(p.c_str(), 0644)); }},
-    {"symlink", [](const std::string& p) { return err_of(::symlink("target", p.c_str())); }},
-};
-
-const std::vector<std::pair<const char*, PathOp>> kDirOps = {
-    {"rmdir", [](const std::string& p) { return err_of(::rmdir(p.c_str())); }},
-    {"chmod_dir", [](const std::string& p) { return err_of(::chmod(p.c_str(), 0700)); }},
-};
+// The file operations, and renaming the file away (which needs the new name too).
+const PathOps kProtectFileOps = [] {
+  PathOps ops = kFileOps;
+  ops.emplace_back("rename_away", [](const std::string& p) {
+    return err_of(::rename(p.c_str(), (p + ".moved").c_str()));
+  });
+  return ops;
+}();
 
 class ProtectTable : public ::testing::TestWithParam<const GrantShape*> {};
 
@@ -143,7 +90,7 @@ TEST_P(ProtectTable, ProtectedPathsOpenOnlyToGrantsThatNameThem) {
       return std::find(v.begin(), v.end(), t.path) != v.end();
     };
     const bool listed = in(shape.allowed);
-    const auto& ops = t.kind == Target::kFile  ? kFileOps
+    const auto& ops = t.kind == Target::kFile  ? kProtectFileOps
                       : t.kind == Target::kNew ? kNewOps
                                                : kDirOps;
     for (const auto& [name, op] : ops) {

@@ -15,6 +15,7 @@
 #include "tests/security/control_daemon.hpp"
 #include "tests/support/control_client.hpp"
 #include "tests/support/mounted_fs.hpp"
+#include "tests/support/run.hpp"
 
 namespace leasefs::test {
 namespace {
@@ -37,12 +38,7 @@ void seed_repo(const std::string& root) {
 }
 
 RunResult as_agent_sh(const ControlDaemon& d, const std::string& script) {
-  RunOptions o;
-  o.cwd = d.root();
-  o.uid = kAgentUid;
-  o.gid = kAgentGid;
-  o.timeout_s = 30;
-  return run_sh(script, o);
+  return run_sh_as(kAgentUid, kAgentGid, script, d.root(), 30);
 }
 
 const std::vector<std::string> kAttacks = {

@@ -1,0 +1,148 @@
+#include "control/listener.hpp"
+
+#include <errno.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "base/error.hpp"
+
+namespace leasefs::gate::control {
+
+namespace {
+
+[[noreturn]] void throw_io(const std::string& what, int err) {
+  throw Error(Errc::kIoError, what + ": " + std::strerror(err));
+}
+
+sockaddr_un make_address(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
+    throw Error(Errc::kIoError, "control socket path '" + path + "' must be 1 to " +
+                                    std::to_string(sizeof(addr.sun_path) - 1) + " bytes long");
+  }
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  return addr;
+}
+
+// A socket file left by a daemon that died is removed; one that a live daemon
+// answers on is not: two daemons must never fight over one path.
+void replace_stale_socket(const std::string& path, const sockaddr_un& addr) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return;
+    throw_io("cannot inspect control socket path " + path, errno);
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    throw Error(Errc::kIoError, "control socket path " + path +
+                                    " exists and is not a socket; refusing to replace it");
+  }
+  base::UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!probe) throw_io("socket", errno);
+  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) {
+    throw Error(Errc::kIoError, "another leasefs daemon is already serving control socket " + path +
+                                    " (stop it with `leasefs unmount` first)");
+  }
+  int err = errno;
+  if (err != ECONNREFUSED && err != ENOENT) {
+    throw_io("cannot tell whether control socket " + path + " is in use", err);
+  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    throw_io("cannot remove stale control socket " + path, errno);
+  }
+  spdlog::info("control: removed stale socket {}", path);
+}
+
+}  // namespace
+
+void make_socket_dir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    size_t slash = dir.find('/', pos + 1);
+    partial = dir.substr(0, slash);
+    pos = slash;
+    if (partial.empty() || partial == "/") continue;
+    if (::mkdir(partial.c_str(), 0755) == 0) {
+      // Not subject to the umask's whims: clients of other users must traverse it,
+      // and nobody but its owner may write it.
+      if (::chmod(partial.c_str(), 0755) != 0) throw_io("chmod " + partial, errno);
+    } else if (errno != EEXIST) {
+      throw_io("cannot create control socket directory " + partial, errno);
+    }
+  }
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) throw_io("stat " + dir, errno);
+  if (!S_ISDIR(st.st_mode)) {
+    throw Error(Errc::kIoError, "control socket directory " + dir + " is not a directory");
+  }
+}
+
+void Listener::open(const ListenerOptions& options) {
+  const std::string& path = options.socket_path;
+  path_ = path;
+  sockaddr_un addr = make_address(path);
+  auto slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0) make_socket_dir(path.substr(0, slash));
+
+  replace_stale_socket(path, addr);
+
+  fd_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd_) throw_io("socket", errno);
+  if (::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    throw_io("cannot bind control socket " + path, errno);
+  }
+  if (::chmod(path.c_str(), options.socket_mode) != 0) {
+    int err = errno;
+    ::unlink(path.c_str());
+    throw_io("cannot chmod control socket " + path, err);
+  }
+  if (options.socket_gid != static_cast<gid_t>(-1) &&
+      ::chown(path.c_str(), static_cast<uid_t>(-1), options.socket_gid) != 0) {
+    int err = errno;
+    ::unlink(path.c_str());
+    throw_io(
+        "cannot give control socket " + path + " to group " + std::to_string(options.socket_gid),
+        err);
+  }
+  if (::listen(fd_.get(), options.backlog) != 0) {
+    int err = errno;
+    ::unlink(path.c_str());
+    throw_io("cannot listen on control socket " + path, err);
+  }
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) ino_ = st.st_ino;
+  bound_ = true;
+}
+
+Listener::Accepted Listener::accept(base::UniqueFd* client) {
+  while (true) {
+    int fd = ::accept4(fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      client->reset(fd);
+      return Accepted::kClient;
+    }
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+      spdlog::warn("control: accept: {}; pausing accepts", std::strerror(errno));
+      return Accepted::kOutOfDescriptors;
+    }
+    return Accepted::kEmpty;
+  }
+}
+
+void Listener::close() {
+  if (!fd_) return;
+  fd_.reset();
+  // Remove our socket file, but only if it is still ours.
+  struct stat st {};
+  if (bound_ && ::lstat(path_.c_str(), &st) == 0 && st.st_ino == ino_) ::unlink(path_.c_str());
+}
+
+}  // namespace leasefs::gate::control

@@ -1,0 +1,27 @@
+#include "control/watch_stream.hpp"
+
+#include "protocol/request.hpp"
+
+namespace leasefs::gate::control {
+
+WatchStream::WatchStream(EventBus& bus, std::function<void()> wake)
+    : bus_(bus), queue_(bus.subscribe()) {
+  queue_->set_wake(std::move(wake));
+}
+
+WatchStream::~WatchStream() {
+  // After this the bus pushes nothing more, so `wake` is never called again.
+  bus_.unsubscribe(queue_);
+}
+
+std::optional<std::string> WatchStream::next_line() {
+  auto event = queue_->pop(std::chrono::milliseconds(0));
+  if (!event) return std::nullopt;
+  return to_line(*event);
+}
+
+bool WatchStream::ended() const {
+  return queue_->closed();
+}
+
+}  // namespace leasefs::gate::control
