@@ -123,6 +123,8 @@ class Service {
   void answer_ask(const std::string& request_id, bool approved);
   // Every ask of this turn ends: answered "no", its request closed with `why`.
   void end_asks(const std::string& why);
+  // Closes the ledger request of an ask that ended (rejected by the daemon).
+  void close_ask_request(const std::string& request_id, const std::string& why);
   nlohmann::json ask_status() const;
   TaskState task_from_checkpoint(const memory::Record& record);
 

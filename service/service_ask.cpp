@@ -72,17 +72,20 @@ void Service::close_ask(uint64_t ask_id, AskEnd end) {
     if (it->second != ask_id) continue;
     const std::string request_id = it->first;
     asks_.erase(it);
-    const std::string why = "ask mode: " + std::string(to_string(end));
-    try {
-      ledger().decide(request_id, memory::Decision::reject, state_.task_id,
-                      static_cast<int64_t>(state_.turn_index), daemon_uid(), why);
-    } catch (const std::exception& e) {
-      // Already decided (an answer crossed the timeout) or of another turn.
-      spdlog::debug("ask {} closed after its request {}: {}", ask_id, request_id, e.what());
-    }
-    emit({{"type", "ask_ended"}, {"request_id", request_id}, {"why", to_string(end)}});
+    close_ask_request(request_id, std::string(to_string(end)));
     return;
   }
+}
+
+void Service::close_ask_request(const std::string& request_id, const std::string& why) {
+  try {
+    ledger().decide(request_id, memory::Decision::reject, state_.task_id,
+                    static_cast<int64_t>(state_.turn_index), daemon_uid(), "ask mode: " + why);
+  } catch (const std::exception& e) {
+    // Already decided (an answer crossed the end of the wait) or of another turn.
+    spdlog::debug("ask request {} already closed: {}", request_id, e.what());
+  }
+  emit({{"type", "ask_ended"}, {"request_id", request_id}, {"why", why}});
 }
 
 void Service::answer_ask(const std::string& request_id, bool approved) {
@@ -95,14 +98,8 @@ void Service::answer_ask(const std::string& request_id, bool approved) {
 
 void Service::end_asks(const std::string& why) {
   for (const auto& [request_id, id] : asks_) {
-    try {
-      ledger().decide(request_id, memory::Decision::reject, state_.task_id,
-                      static_cast<int64_t>(state_.turn_index), daemon_uid(), "ask mode: " + why);
-    } catch (const std::exception& e) {
-      spdlog::debug("ask request {} already closed: {}", request_id, e.what());
-    }
+    close_ask_request(request_id, why);
     if (ask_channel_) ask_channel_->answer(id, false);
-    emit({{"type", "ask_ended"}, {"request_id", request_id}, {"why", why}});
   }
   asks_.clear();
 }
