@@ -133,7 +133,7 @@ TEST_F(AskMode, ApprovedWriteCompletesUnderAGrantForThatPathOnly) {
 }
 
 TEST_F(AskMode, TimeoutFailsAndClosesTheRequestSoNoLaterApprovalGrantsIt) {
-  mount({"--ask=2"});
+  mount({"--ask=4"});
   pid_t a = agent(write_file(work("late.txt"), "x"));
   json p = pending(1);
   ASSERT_EQ(p.size(), 1u) << p.dump();
