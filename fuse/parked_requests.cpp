@@ -10,11 +10,14 @@ ParkedRequests::~ParkedRequests() {
 }
 
 void ParkedRequests::attach(gate::AskChannel* channel) {
-  std::lock_guard lock(mu_);
-  channel_ = channel;
-  if (!channel_) return;
-  channel_->attach_waiter(this);
-  if (!worker_.joinable() && !stopping_) worker_ = std::thread([this] { run(); });
+  {
+    std::lock_guard lock(mu_);
+    channel_ = channel;
+    if (!channel_) return;
+    if (!worker_.joinable() && !stopping_) worker_ = std::thread([this] { run(); });
+  }
+  // Outside mu_: an answer takes the channel's lock, then mu_.
+  channel->attach_waiter(this);
 }
 
 void ParkedRequests::note_publication(const gate::GateSnapshot& snapshot) {
