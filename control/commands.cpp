@@ -5,6 +5,7 @@
 #include "base/error.hpp"
 #include "base/sha256.hpp"
 #include "memory/memory_error.hpp"
+#include "service/service.hpp"
 
 namespace leasefs::gate::control {
 
@@ -82,7 +83,10 @@ json Dispatcher::run(const Command& command, const Request& req, const Actor& ac
     // Returns the reply (without id) and whether it may be remembered: refusals
     // and results are final; storage and internal failures may go away on retry.
     try {
-      return {ok_reply(nullptr, command.handler(ctx_, req.args, actor)), true};
+      json result = command.handler(ctx_, req.args, actor);
+      // Answered only once on disk, outside the service's lock (group commit).
+      if (ctx_.service) ctx_.service->await_durable();
+      return {ok_reply(nullptr, std::move(result)), true};
     } catch (...) {
       json reply = reply_for_current_exception(nullptr);
       auto c = errc_from_wire(reply["error"].value("code", ""));

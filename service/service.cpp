@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <utility>
 
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
@@ -23,6 +24,10 @@ using nlohmann::json;
 namespace {
 
 constexpr size_t kRecentRefusals = 10;
+
+// The state log's ticket of this thread's last commit that must be durable before
+// its reply (Service::await_durable).
+thread_local uint64_t tls_durable_ticket = 0;
 constexpr size_t kStartMemories = 5;
 constexpr int64_t kMaxTtlMs = int64_t{30} * 24 * 3600 * 1000;
 constexpr size_t kMaxPendingRequestsPerUid = 16;
@@ -148,6 +153,7 @@ Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger*
   }
   publish_snapshot(state_);
   write_status();
+  flush_status();  // a mounted root has its status.md before anyone can ask
 }
 
 TaskState Service::state() const {
@@ -178,13 +184,17 @@ void Service::write_status() {
       text = "# STATE UNREADABLE: the tree is read-only for everyone\n\nError: " +
              md_quote(state_error_) + "\n\n" + kStateRepairHint + "\n\n" + text;
     }
-    store_.write_file("status.md", text, false);
+    status_file_.publish(std::move(text));
   } catch (const std::exception& e) {
     spdlog::warn("cannot update status.md: {}", e.what());
   }
 }
 
-void Service::commit(TaskState next) {
+void Service::flush_status() {
+  status_file_.flush();
+}
+
+void Service::commit(TaskState next, Durability durability) {
   require_readable_state();
   // Asks belong to one turn of one task in progress (gate/ask.hpp).
   if (!asks_.empty()) {
@@ -198,7 +208,10 @@ void Service::commit(TaskState next) {
   }
   next.updated_ms = now_ms();
   try {
-    store_.save(next);
+    const uint64_t ticket = store_.append(next);
+    // What takes permission away needs no wait: a restart revokes every lease
+    // anyway (I3). Everything else is answered once it is on disk.
+    if (durability == Durability::kBeforeReply) tls_durable_ticket = ticket;
   } catch (...) {
     // Fail closed: a state that cannot be saved keeps no lease.
     state_.grants.clear();
@@ -209,6 +222,23 @@ void Service::commit(TaskState next) {
   publish_snapshot(next);
   state_ = std::move(next);
   write_status();
+}
+
+void Service::await_durable() {
+  const uint64_t ticket = std::exchange(tls_durable_ticket, 0);
+  if (ticket == 0) return;
+  try {
+    store_.wait_durable(ticket);
+  } catch (...) {
+    // The disk may not hold what was answered in memory: fail closed, as a save
+    // that failed outright does.
+    std::lock_guard lock(mu_);
+    spdlog::error("the task state could not be made durable; every lease is revoked");
+    state_.grants.clear();
+    publish_snapshot(state_);
+    write_status();
+    throw;
+  }
 }
 
 void Service::emit(json event) {
@@ -238,7 +268,7 @@ json Service::status() {
               {"access_mode", grants.empty() ? "read_only" : "leased"},
               {"grants", grants},
               {"pending_requests", pending},
-              {"pending_checkpoint", store_.load_pending_checkpoint().has_value()},
+              {"pending_checkpoint", store_.has_pending_checkpoint()},
               {"memory_records", memory_.count()},
               {"recent_refusals", refusals_},
               {"refusals_total", refusals_total_}};
@@ -303,7 +333,7 @@ json Service::turn(const Actor& actor) {
   const size_t revoked = next.grants.size();
   next.turn_index += 1;
   next.grants.clear();
-  commit(std::move(next));
+  commit(std::move(next), Durability::kAfterReply);
   spdlog::info("turn {} (revoked {} grant(s))", state_.turn_index, revoked);
   emit({{"type", "turn"}, {"turn", state_.turn_index}, {"revoked", revoked}, {"uid", actor.uid}});
   return {{"turn", state_.turn_index}, {"revoked", revoked}, {"access_mode", "read_only"}};
@@ -315,7 +345,7 @@ json Service::end_turn(const Actor& actor) {
   TaskState next = state_;
   const size_t revoked = next.grants.size();
   next.grants.clear();
-  commit(std::move(next));
+  commit(std::move(next), Durability::kAfterReply);
   spdlog::info("end of turn {} (revoked {} grant(s))", state_.turn_index, revoked);
   emit({{"type", "end-turn"},
         {"turn", state_.turn_index},
@@ -370,7 +400,7 @@ json Service::revoke(const std::optional<std::string>& grant_id, const Actor& ac
     revoked = next.grants.size();
     next.grants.clear();
   }
-  commit(std::move(next));
+  commit(std::move(next), Durability::kAfterReply);
   if (ledger_ && revoked > 0) {
     try {
       ledger_->record_revoke({grant_id.value_or(""), state_.task_id,

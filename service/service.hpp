@@ -21,6 +21,7 @@
 #include "memory/memory_store.hpp"
 #include "service/event_bus.hpp"
 #include "service/state_store.hpp"
+#include "service/status_file.hpp"
 
 namespace leasefs::gate {
 
@@ -99,6 +100,16 @@ class Service {
     file_plane_status_ = std::move(fn);
   }
 
+  // Returns once this thread's last state change is on disk; the control socket
+  // calls it before each reply, outside the service's lock, so that one fdatasync
+  // covers the changes of every client that waits meanwhile (group commit). A
+  // change that could not be made durable revokes every lease and throws.
+  void await_durable();
+
+  // Returns once status.md holds the state as of this call (it is written off
+  // the commands' path).
+  void flush_status();
+
   // The current state (a copy), for status.md and tests.
   TaskState state() const;
   // Recent refusals, newest last, for status and status.md.
@@ -108,9 +119,13 @@ class Service {
   void note_refusals(const std::vector<nlohmann::json>& refusals, uint64_t extra = 0);
 
  private:
-  // Persists `next`, publishes its snapshot, then makes it current. On a failed
-  // save the current state keeps no lease (fail closed) and the error propagates.
-  void commit(TaskState next);
+  // When a change must be on disk: before its reply (await_durable), or soon after
+  // (revocations: a restart revokes every lease anyway).
+  enum class Durability { kBeforeReply, kAfterReply };
+  // Appends `next` to the state log, publishes its snapshot, then makes it current.
+  // On a failed write the current state keeps no lease (fail closed) and the error
+  // propagates.
+  void commit(TaskState next, Durability durability = Durability::kBeforeReply);
   void publish_snapshot(const TaskState& s);
   void write_status();
   void emit(nlohmann::json event);
@@ -130,6 +145,7 @@ class Service {
 
   std::function<nlohmann::json()> file_plane_status_;
   StateStore& store_;
+  StatusFile status_file_{store_};
   memory::MemoryStore& memory_;
   memory::Ledger* ledger_;
   Gate& gate_;

@@ -1,10 +1,14 @@
 // Atomic replacement: write a temp file in the same directory, fsync it, rename it
 // over the target, fsync the directory. A crash before the rename leaves the old
 // file; after it, the new one. The temp file of a crashed write is ignored on load.
+// state.json carries "log_seq", the last record of state.log it holds: a crash
+// between its rename and the log's truncation leaves records that loading skips.
 #include "service/state_store.hpp"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -47,6 +51,20 @@ std::optional<std::string> read_file(int dir_fd, const char* name, const std::st
 
 }  // namespace
 
+StateStore::StateStore(const LongrunDir& dir) : dir_(dir), log_(dir) {
+  pending_ = ::faccessat(dir_.fd(), kPendingFile, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+StateStore::~StateStore() {
+  if (!dirty_) return;
+  try {
+    compact(last_, seq_);
+  } catch (const std::exception& e) {
+    spdlog::warn("state.log not folded into state.json at the stop ({}); the next start does it",
+                 e.what());
+  }
+}
+
 void StateStore::write_file(const char* name, std::string_view content, bool durable) const {
   const std::string shown = dir_.root() + "/.longrun/" + name;
   const std::string tmp = std::string(".") + name + ".tmp";
@@ -76,41 +94,95 @@ void StateStore::write_file(const char* name, std::string_view content, bool dur
   if (durable && ::fsync(dir_.fd()) != 0) io_fail("cannot fsync the directory of", shown);
 }
 
-std::optional<TaskState> StateStore::load() const {
+std::optional<TaskState> StateStore::load() {
   const std::string shown = dir_.root() + "/.longrun/" + kStateFile;
   auto text = read_file(dir_.fd(), kStateFile, shown);
-  if (!text) return std::nullopt;
-  auto corrupt = [&](const std::string& what) {
+  auto corrupt = [&](const std::string& file, const std::string& what) {
     return Error(Errc::kStateCorrupt,
-                 shown + " is corrupt: " + what +
+                 file + " is corrupt: " + what +
                      ". leasefs will not start from an empty state over it; restore the file "
                      "from a backup, or move it aside: without state.json, leasefs rebuilds "
                      "the task from the newest checkpoint in memory when it starts.");
   };
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw corrupt(text->empty() ? std::string("the file is empty") : e.what());
+  std::optional<TaskState> state;
+  uint64_t snapshot_seq = 0;
+  snapshot_written_ = text.has_value();
+  if (text) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(*text);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw corrupt(shown, text->empty() ? std::string("the file is empty") : e.what());
+    }
+    try {
+      state = task_state_from_json(j);
+      if (j.contains("log_seq")) snapshot_seq = j.at("log_seq").get<uint64_t>();
+    } catch (const std::exception& e) {
+      throw corrupt(shown, e.what());
+    }
   }
-  TaskState state;
-  try {
-    state = task_state_from_json(j);
-  } catch (const std::invalid_argument& e) {
-    throw corrupt(e.what());
+  // The changes made after state.json was last written, oldest first.
+  bool replayed = false;
+  seq_ = snapshot_seq;
+  for (auto& record : log_.read_all()) {
+    if (record.seq <= snapshot_seq) continue;  // already folded in (a crash before truncation)
+    try {
+      state = task_state_from_json(record.state);
+    } catch (const std::invalid_argument& e) {
+      throw corrupt(dir_.root() + "/.longrun/" + StateLog::kFileName,
+                    "record " + std::to_string(record.seq) + ": " + e.what());
+    }
+    seq_ = record.seq;
+    replayed = true;
   }
+  if (!state) return std::nullopt;
   // A restart revokes: no lease survives the process that granted it (I3).
-  state.grants.clear();
+  state->grants.clear();
+  last_ = *state;
+  if (replayed || log_.size_bytes() > 0) compact(*state, seq_);
   return state;
 }
 
-void StateStore::save(const TaskState& state) const {
-  write_file(kStateFile, to_json(state).dump(2) + "\n");
+uint64_t StateStore::append(const TaskState& state) {
+  const uint64_t seq = seq_ + 1;
+  log_.append(seq, to_json(state));
+  seq_ = seq;
+  last_ = state;
+  dirty_ = true;
+  // The first state of a fresh root is written as state.json at once, so that a
+  // root with a task always has one.
+  if (!snapshot_written_ || log_.size_bytes() >= kCompactBytes) {
+    try {
+      compact(state, seq);
+    } catch (const std::exception& e) {
+      // The record is in the log; folding it in can wait for the next try.
+      spdlog::warn("state.log not folded into state.json: {}", e.what());
+    }
+  }
+  return seq;
+}
+
+void StateStore::wait_durable(uint64_t ticket) {
+  log_.wait_durable(ticket);
+}
+
+void StateStore::save(const TaskState& state) {
+  wait_durable(append(state));
+}
+
+void StateStore::compact(const TaskState& state, uint64_t seq) {
+  nlohmann::json j = to_json(state);
+  j["log_seq"] = seq;
+  write_file(kStateFile, j.dump(2) + "\n");
+  log_.truncate(seq);
+  dirty_ = false;
+  snapshot_written_ = true;
 }
 
 std::optional<PendingCheckpoint> StateStore::load_pending_checkpoint() const {
   const std::string shown = dir_.root() + "/.longrun/" + kPendingFile;
   auto text = read_file(dir_.fd(), kPendingFile, shown);
+  pending_ = text.has_value();
   if (!text) return std::nullopt;
   try {
     const auto j = nlohmann::json::parse(*text);
@@ -130,19 +202,21 @@ std::optional<PendingCheckpoint> StateStore::load_pending_checkpoint() const {
   }
 }
 
-void StateStore::save_pending_checkpoint(const PendingCheckpoint& p) const {
+void StateStore::save_pending_checkpoint(const PendingCheckpoint& p) {
   const nlohmann::json j = {{"checkpoint_id", p.checkpoint_id},
                             {"title", p.title},
                             {"keywords", p.keywords},
                             {"text", p.text},
                             {"state", to_json(p.state)}};
   write_file(kPendingFile, j.dump(2) + "\n");
+  pending_ = true;
 }
 
-void StateStore::clear_pending_checkpoint() const {
+void StateStore::clear_pending_checkpoint() {
   if (::unlinkat(dir_.fd(), kPendingFile, 0) != 0 && errno != ENOENT) {
     io_fail("cannot remove", dir_.root() + "/.longrun/" + kPendingFile);
   }
+  pending_ = false;
   if (::fsync(dir_.fd()) != 0) io_fail("cannot fsync", dir_.root() + "/.longrun");
 }
 

@@ -44,7 +44,10 @@ class ServiceTest : public ::testing::Test {
     a.verified = "unit tests pass";
     return a;
   }
-  std::string state_file() { return TempDir::read(root_.longrun("state.json")); }
+  // The state on disk: state.json and the changes appended to state.log after it.
+  std::string state_file() {
+    return TempDir::read(root_.longrun("state.json")) + TempDir::read(root_.longrun("state.log"));
+  }
   void restart() {
     service_.reset();
     service_ = std::make_unique<Service>(store_, memory_, &ledger_, gate_, events_);
@@ -309,10 +312,12 @@ TEST_F(ServiceTest, RequestApproveBecomesALeaseForThisTurnOnly) {
 
 TEST_F(ServiceTest, StatusReportIsWrittenAndTellsHowToAsk) {
   service_->start({"fix it", {}, ""}, kAgent);
+  service_->flush_status();
   const std::string md = TempDir::read(root_.longrun("status.md"));
   EXPECT_NE(md.find("leasectl request --reason"), std::string::npos);
   EXPECT_NE(md.find("in_progress"), std::string::npos);
   service_->grant({"change the timeout", {}, kAllOps, std::nullopt}, kPerson);
+  service_->flush_status();
   EXPECT_NE(TempDir::read(root_.longrun("status.md")).find("change the timeout"),
             std::string::npos);
 }

@@ -1,0 +1,73 @@
+// .longrun/state.log: the write-ahead record of the task state (I7). Each change is
+// one line, `<sha256 of the payload> <payload>\n`, whose payload holds a sequence
+// number and the whole new state; state.json holds the state as of a sequence
+// number and is rewritten only when the log is compacted (service/state_store.cpp).
+//
+// Durability is a group commit: append() is one write(2), so a change survives the
+// daemon's own crash as soon as it returns; a syncer thread then makes everything
+// appended so far durable with one fdatasync, however many commands wrote records
+// meanwhile, and wait_durable() waits for the one that covers a record.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "service/longrun_dir.hpp"
+
+namespace leasefs::gate {
+
+class StateLog {
+ public:
+  static constexpr const char* kFileName = "state.log";
+
+  // Opens .longrun/state.log, creating it empty. Throws Error{io_error}.
+  explicit StateLog(const LongrunDir& dir);
+  // Syncs what was appended, then stops the syncer.
+  ~StateLog();
+  StateLog(const StateLog&) = delete;
+  StateLog& operator=(const StateLog&) = delete;
+
+  struct Record {
+    uint64_t seq = 0;
+    nlohmann::json state;
+  };
+  // Every record, oldest first. A torn last line (a crash in the middle of an
+  // append: no newline, or a checksum that does not match) is cut off the file,
+  // since no command was ever answered for it; any other line that does not check
+  // is Error{state_corrupt} naming the line, and the file is left as it is.
+  std::vector<Record> read_all();
+
+  // Writes one record. Throws Error{io_error} when it cannot, or when an earlier
+  // sync failed (from then on the log takes nothing: fail closed).
+  void append(uint64_t seq, const nlohmann::json& state);
+  // Returns once every record up to `seq` is on disk. Throws Error{io_error} if
+  // the fdatasync that was to cover it failed.
+  void wait_durable(uint64_t seq);
+  // Empties the file: state.json, already durable, holds everything up to `seq`.
+  void truncate(uint64_t seq);
+  uint64_t size_bytes() const;
+
+ private:
+  void sync_loop();
+  [[noreturn]] void fail(const std::string& what, int err) const;
+
+  std::string shown_;  // the path, for messages
+  int fd_ = -1;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_;  // appended_ moved past durable_, or stop
+  std::condition_variable done_;  // durable_ moved, or failed_
+  uint64_t appended_ = 0;
+  uint64_t durable_ = 0;
+  uint64_t bytes_ = 0;
+  int failed_ = 0;  // errno of a failed write or sync; sticky
+  bool stop_ = false;
+  std::thread syncer_;
+};
+
+}  // namespace leasefs::gate

@@ -1,0 +1,54 @@
+#include "service/status_file.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace leasefs::gate {
+
+StatusFile::StatusFile(const StateStore& store) : store_(store) {
+  writer_ = std::thread([this] { write_loop(); });
+}
+
+StatusFile::~StatusFile() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  work_.notify_one();
+  writer_.join();
+}
+
+void StatusFile::publish(std::string text) {
+  {
+    std::lock_guard lock(mu_);
+    text_ = std::move(text);
+    ++published_;
+  }
+  work_.notify_one();
+}
+
+void StatusFile::flush() {
+  std::unique_lock lock(mu_);
+  const uint64_t want = published_;
+  written_.wait(lock, [&] { return done_ >= want; });
+}
+
+void StatusFile::write_loop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    work_.wait(lock, [&] { return stop_ || published_ > done_; });
+    if (published_ == done_) return;  // stopping, and nothing left to write
+    const uint64_t version = published_;
+    const std::string text = text_;
+    lock.unlock();
+    try {
+      store_.write_file("status.md", text, false);
+    } catch (const std::exception& e) {
+      spdlog::warn("cannot update status.md: {}", e.what());
+    }
+    lock.lock();
+    done_ = version;
+    written_.notify_all();
+  }
+}
+
+}  // namespace leasefs::gate

@@ -1,0 +1,173 @@
+// state.log, the write-ahead record of the task state (I7): what a crash leaves
+// in it, what a corrupt record does, and what a failed sync does to the leases.
+#include "service/state_log.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "base/error.hpp"
+#include "memory/sqlite_memory_store.hpp"
+#include "service/service.hpp"
+#include "service/state_store.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace leasefs::gate {
+namespace {
+
+using test::TempDir;
+
+const Actor kPerson{.pid = 1, .uid = 0, .gid = 0, .approver = true};
+
+TaskState at_turn(uint64_t turn) {
+  TaskState s;
+  s.turn_index = turn;
+  s.task_id = "T_1";
+  s.description = "fix the payment timeout";
+  s.status = TaskStatus::kInProgress;
+  return s;
+}
+
+// Three states through a store that then "crashes" (its records stay in the log:
+// the first went to state.json, the two after it only to the log).
+void write_three(const TempDir& root) {
+  LongrunDir dir(root.fd(), root.path());
+  auto store = std::make_unique<StateStore>(dir);
+  for (uint64_t t = 1; t <= 3; ++t) store->save(at_turn(t));
+  const std::string snapshot = TempDir::read(root.longrun("state.json"));
+  const std::string log = TempDir::read(root.longrun("state.log"));
+  store.reset();  // a clean stop folds the log in; put both back as a crash leaves them
+  TempDir::write(root.longrun("state.json"), snapshot);
+  TempDir::write(root.longrun("state.log"), log);
+}
+
+uint64_t turn_after_load(const TempDir& root) {
+  LongrunDir dir(root.fd(), root.path());
+  StateStore store(dir);
+  auto s = store.load();
+  return s ? s->turn_index : 0;
+}
+
+TEST(StateLog, I7_RecordsAfterStateJsonAreReplayedInOrder) {
+  TempDir root;
+  write_three(root);
+  const std::string log = TempDir::read(root.longrun("state.log"));
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 2);
+  EXPECT_EQ(nlohmann::json::parse(TempDir::read(root.longrun("state.json")))["turn_index"], 1);
+  EXPECT_EQ(turn_after_load(root), 3u);
+  // Loading folded them into state.json and emptied the log.
+  EXPECT_EQ(std::filesystem::file_size(root.longrun("state.log")), 0u);
+  EXPECT_EQ(nlohmann::json::parse(TempDir::read(root.longrun("state.json")))["turn_index"], 3);
+}
+
+TEST(StateLog, I7_TornLastRecordIsCutAndTheStateBeforeItLoads) {
+  TempDir root;
+  write_three(root);
+  std::string log = TempDir::read(root.longrun("state.log"));
+  const size_t whole = log.size();
+  const size_t second = log.find('\n') + 1;
+  // A crash in the middle of the third record's write.
+  TempDir::write(root.longrun("state.log"), log.substr(0, second + (whole - second) / 2));
+  EXPECT_EQ(turn_after_load(root), 2u);
+}
+
+TEST(StateLog, I7_CorruptRecordBeforeTheLastRefusesToStartAndKeepsTheFile) {
+  TempDir root;
+  write_three(root);
+  std::string log = TempDir::read(root.longrun("state.log"));
+  log[log.find("fix the payment")] = 'F';  // inside the first record's payload
+  TempDir::write(root.longrun("state.log"), log);
+  const std::string json_before = TempDir::read(root.longrun("state.json"));
+  try {
+    turn_after_load(root);
+    ADD_FAILURE() << "loaded past a corrupt record";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "state_corrupt");
+    EXPECT_NE(std::string(e.what()).find("state.log is corrupt at line 1"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(TempDir::read(root.longrun("state.log")), log);
+  EXPECT_EQ(TempDir::read(root.longrun("state.json")), json_before);
+}
+
+TEST(StateLog, I7_RecordsAlreadyInStateJsonAreSkipped) {
+  TempDir root;
+  write_three(root);
+  // A crash after state.json took record 3 and before the log was emptied.
+  auto j = nlohmann::json::parse(TempDir::read(root.longrun("state.json")));
+  j["turn_index"] = 7;
+  j["log_seq"] = 3;
+  TempDir::write(root.longrun("state.json"), j.dump());
+  EXPECT_EQ(turn_after_load(root), 7u);
+}
+
+// A group commit: records appended by several threads are all durable when each
+// waiter returns, and a record appended without a wait is durable too once a
+// later one is.
+TEST(StateLog, EveryWaiterReturnsWithItsRecordAndAllBeforeItOnDisk) {
+  TempDir root;
+  LongrunDir dir(root.fd(), root.path());
+  StateLog log(dir);
+  std::mutex order;  // appends are serialized, as the service's lock does
+  uint64_t seq = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) {
+        uint64_t mine;
+        {
+          std::lock_guard lock(order);
+          mine = ++seq;
+          log.append(mine, nlohmann::json{{"n", mine}});
+        }
+        log.wait_durable(mine);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  auto records = log.read_all();
+  ASSERT_EQ(records.size(), 100u);
+  for (size_t i = 0; i < records.size(); ++i) EXPECT_EQ(records[i].seq, i + 1);
+}
+
+// A sync that fails may have lost what was answered in memory: every lease is
+// revoked, and no later change is taken (fail closed), until a restart.
+TEST(StateLog, I7_ASyncThatFailsRevokesEveryLeaseAndTakesNoMoreChanges) {
+  TempDir root;
+  LongrunDir dir(root.fd(), root.path());
+  StateStore store(dir);
+  memory::SqliteMemoryStore memory(dir.path("memory.db"));
+  memory::Ledger ledger(dir.path("memory.db"));
+  Gate gate;
+  EventBus events;
+  Service service(store, memory, &ledger, gate, events);
+  service.start({"fix the payment timeout", {}, ""}, kPerson);
+  service.await_durable();
+  service.grant({"edit pay.c", {}, kAllOps, std::nullopt}, kPerson);
+  service.await_durable();
+  ASSERT_TRUE(gate.check(Op::kWrite, "pay.c", {}).allowed);
+
+  ::setenv("LEASEFS_FAILPOINT", "state_log.sync", 1);
+  service.grant({"and the tests", {}, kAllOps, std::nullopt}, kPerson);
+  try {
+    service.await_durable();
+    ADD_FAILURE() << "a failed sync was answered as durable";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "io_error");
+  }
+  ::unsetenv("LEASEFS_FAILPOINT");
+  EXPECT_FALSE(gate.check(Op::kWrite, "pay.c", {}).allowed);
+  EXPECT_TRUE(service.state().grants.empty());
+  EXPECT_THROW(service.grant({"once more", {}, kAllOps, std::nullopt}, kPerson), Error);
+  EXPECT_FALSE(gate.check(Op::kWrite, "pay.c", {}).allowed);
+}
+
+}  // namespace
+}  // namespace leasefs::gate
