@@ -2,6 +2,7 @@
 // bounds, unknown names) and the use cases do the rest
 // (service/journal_use_cases.hpp).
 #include "control/command_args.hpp"
+#include "control/render.hpp"
 #include "service/journal_use_cases.hpp"
 
 namespace leasefs::gate::control {
@@ -27,7 +28,7 @@ json handle_diff(CommandContext& ctx, const json& args, const Actor& actor) {
   d.paths = a.str_list("paths", kMaxListItems, kMaxPathBytes);
   d.stat = a.flag("stat");
   a.finish();
-  return journal(ctx).diff(d, actor);
+  return render(journal(ctx).diff(d, actor));
 }
 
 json handle_undo(CommandContext& ctx, const json& args, const Actor& actor) {
@@ -41,7 +42,7 @@ json handle_undo(CommandContext& ctx, const json& args, const Actor& actor) {
   u.dry_run = a.flag("dry_run");
   u.reason = a.str_or("reason", "");
   a.finish();
-  return journal(ctx).undo(u, actor);
+  return render(journal(ctx).undo(u, actor));
 }
 
 }  // namespace leasefs::gate::control

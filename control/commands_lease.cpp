@@ -1,5 +1,6 @@
 // The lease's commands: grant, revoke, request, approve, reject, ask.
 #include "control/command_args.hpp"
+#include "control/render.hpp"
 #include "gate/op.hpp"
 #include "service/service.hpp"
 
@@ -44,14 +45,14 @@ json handle_grant(CommandContext& ctx, const json& args, const Actor& actor) {
     g.ttl_ms = ms;
   }
   a.finish();
-  return service(ctx).grant(g, actor);
+  return render(service(ctx).grant(g, actor));
 }
 
 json handle_revoke(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("revoke", args);
   auto id = a.opt_str("grant_id", kMaxIdArgBytes);
   a.finish();
-  return service(ctx).revoke(id, actor);
+  return render(service(ctx).revoke(id, actor));
 }
 
 json handle_request(CommandContext& ctx, const json& args, const Actor& actor) {
@@ -60,7 +61,7 @@ json handle_request(CommandContext& ctx, const json& args, const Actor& actor) {
   r.reason = a.str("reason");
   r.paths = a.str_list("paths");
   a.finish();
-  return service(ctx).request(r, actor);
+  return render(service(ctx).request(r, actor));
 }
 
 json handle_approve(CommandContext& ctx, const json& args, const Actor& actor) {
@@ -68,7 +69,7 @@ json handle_approve(CommandContext& ctx, const json& args, const Actor& actor) {
   std::string id = a.str("id", kMaxIdArgBytes);
   std::string reason = a.str_or("reason", "");
   a.finish();
-  return service(ctx).approve(id, reason, actor);
+  return render(service(ctx).approve(id, reason, actor));
 }
 
 json handle_reject(CommandContext& ctx, const json& args, const Actor& actor) {
@@ -76,7 +77,7 @@ json handle_reject(CommandContext& ctx, const json& args, const Actor& actor) {
   std::string id = a.str("id", kMaxIdArgBytes);
   std::string reason = a.str_or("reason", "");
   a.finish();
-  return service(ctx).reject(id, reason, actor);
+  return render(service(ctx).reject(id, reason, actor));
 }
 
 json handle_ask(CommandContext& ctx, const json& args, const Actor& actor) {
@@ -93,7 +94,7 @@ json handle_ask(CommandContext& ctx, const json& args, const Actor& actor) {
                 "must be a duration (30s, 2m), \"off\", or \"default\" (the mount's --ask)");
     }
   }
-  return service(ctx).set_ask(ms, actor);
+  return render(service(ctx).set_ask(ms, actor));
 }
 
 }  // namespace leasefs::gate::control

@@ -1,5 +1,6 @@
 // The project memory's commands: memory.search and memory.save.
 #include "control/command_args.hpp"
+#include "control/render.hpp"
 #include "service/service.hpp"
 
 namespace leasefs::gate::control {
@@ -10,7 +11,7 @@ json handle_memory_search(CommandContext& ctx, const json& args, const Actor&) {
   uint64_t limit = a.opt_count("limit").value_or(10);
   if (limit == 0 || limit > 1000) a.invalid("limit", "must be between 1 and 1000");
   a.finish();
-  return service(ctx).memory_search(query, static_cast<size_t>(limit));
+  return render(service(ctx).memory_search(query, static_cast<size_t>(limit)));
 }
 
 json handle_memory_save(CommandContext& ctx, const json& args, const Actor& actor) {
@@ -19,7 +20,7 @@ json handle_memory_save(CommandContext& ctx, const json& args, const Actor& acto
   std::string content = a.str("content", kMaxNoteBytes);
   auto keywords = a.str_list("keywords");
   a.finish();
-  return service(ctx).memory_save(title, content, keywords, actor);
+  return render(service(ctx).memory_save(title, content, keywords, actor));
 }
 
 }  // namespace leasefs::gate::control

@@ -1,6 +1,7 @@
 // The task's commands: status, start, turn, end-turn, transition, checkpoint,
 // resume.
 #include "control/command_args.hpp"
+#include "control/render.hpp"
 #include "gate/task_status.hpp"
 #include "service/journal_use_cases.hpp"
 #include "service/service.hpp"
@@ -24,9 +25,9 @@ TaskStatus status_arg(Args& a, const char* name, const std::string& text) {
 json handle_status(CommandContext& ctx, const json& args, const Actor&) {
   Args a("status", args);
   a.finish();
-  json out = service(ctx).status();
+  json out = render(service(ctx).status());
   if (ctx.control_stats) out["budget_refusals"] = ctx.control_stats();
-  if (ctx.journal) out["journal"] = ctx.journal->status();
+  if (ctx.journal) out["journal"] = render(ctx.journal->status());
   return out;
 }
 
@@ -37,19 +38,19 @@ json handle_start(CommandContext& ctx, const json& args, const Actor& actor) {
   s.keywords = a.str_list("keywords");
   s.done_when = a.str_or("done_when", "");
   a.finish();
-  return service(ctx).start(s, actor);
+  return render(service(ctx).start(s, actor));
 }
 
 json handle_turn(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("turn", args);
   a.finish();
-  return service(ctx).turn(actor);
+  return render(service(ctx).turn(actor));
 }
 
 json handle_end_turn(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("end-turn", args);
   a.finish();
-  return service(ctx).end_turn(actor);
+  return render(service(ctx).end_turn(actor));
 }
 
 json handle_checkpoint(CommandContext& ctx, const json& args, const Actor& actor) {
@@ -69,14 +70,14 @@ json handle_checkpoint(CommandContext& ctx, const json& args, const Actor& actor
   c.discarded = a.str_or("discarded", "");
   c.needs_approval = a.str_or("needs_approval", "");
   a.finish();
-  return service(ctx).checkpoint(c, actor);
+  return render(service(ctx).checkpoint(c, actor));
 }
 
 json handle_resume(CommandContext& ctx, const json& args, const Actor& actor) {
   Args a("resume", args);
   auto id = a.opt_str("task_id", kMaxIdArgBytes);
   a.finish();
-  return service(ctx).resume(id, actor);
+  return render(service(ctx).resume(id, actor));
 }
 
 json handle_transition(CommandContext& ctx, const json& args, const Actor& actor) {
@@ -84,7 +85,7 @@ json handle_transition(CommandContext& ctx, const json& args, const Actor& actor
   TaskStatus to = status_arg(a, "state", a.str("state", kMaxIdArgBytes));
   std::string reason = a.str_or("reason", "");
   a.finish();
-  return service(ctx).transition(to, reason, actor);
+  return render(service(ctx).transition(to, reason, actor));
 }
 
 }  // namespace leasefs::gate::control

@@ -25,6 +25,7 @@
 #include "fuse/page_invalidator.hpp"
 #include "fuse/parked_requests.hpp"
 #include "fuse/refusal_note.hpp"
+#include "fuse/reply.hpp"
 #include "fuse/temp_siblings.hpp"
 #include "gate/gate.hpp"
 
@@ -261,16 +262,16 @@ void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept {
     // (ESTALE): this request fails with that errno, nothing else does.
     if (e.code().category() != std::generic_category() || e.code().value() <= 0) {
       log_stray_exception(op, e.what());
-      fuse_reply_err(req, EIO);
+      reply_status(req, -EIO);
     } else {
-      fuse_reply_err(req, e.code().value());
+      reply_status(req, -e.code().value());
     }
   } catch (const std::exception& e) {
     log_stray_exception(op, e.what());
-    fuse_reply_err(req, EIO);
+    reply_status(req, -EIO);
   } catch (...) {
     log_stray_exception(op, "unknown exception");
-    fuse_reply_err(req, EIO);
+    reply_status(req, -EIO);
   }
 }
 
@@ -283,12 +284,12 @@ void attempt_or_park(fuse_req_t req, const char* op, Attempt attempt) noexcept {
     if (res == -EACCES && note.refusal()) {
       auto again = [op, attempt](fuse_req_t r) {
         guarded(r, op, [&] {
-          if (int err = attempt(r); err != 0) fuse_reply_err(r, -err);
+          if (int err = attempt(r); err != 0) reply_status(r, err);
         });
       };
       if (Filesystem::of(req).park(req, *note.refusal(), std::move(again))) return;
     }
-    fuse_reply_err(req, -res);
+    reply_status(req, res);
   });
 }
 

@@ -11,7 +11,7 @@ void op_fallocate(fuse_req_t req, fuse_ino_t /*ino*/, int mode, off_t offset, of
     FileHandle& handle = handle_of(fi);
     int res = fs.gate_handle(gate::Op::kFallocate, handle, Filesystem::caller(req));
     if (res == 0 && ::fallocate(handle.fd.get(), mode, offset, length) != 0) res = -errno;
-    fuse_reply_err(req, -res);
+    reply_status(req, res);
   });
 }
 

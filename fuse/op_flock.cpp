@@ -8,8 +8,8 @@ namespace leasefs::fuse {
 // using the tree underneath too. Not a mutation of the tree: never gated.
 void op_flock(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi, int op) {
   guarded(req, "flock", [&] {
-    int res = ::flock(handle_of(fi).fd.get(), op);
-    fuse_reply_err(req, res == 0 ? 0 : errno);
+    const int res = ::flock(handle_of(fi).fd.get(), op) == 0 ? 0 : -errno;
+    reply_status(req, res);
   });
 }
 

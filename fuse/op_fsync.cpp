@@ -8,8 +8,8 @@ namespace leasefs::fuse {
 void op_fsync(fuse_req_t req, fuse_ino_t /*ino*/, int datasync, fuse_file_info* fi) {
   guarded(req, "fsync", [&] {
     const int fd = handle_of(fi).fd.get();
-    int res = datasync ? ::fdatasync(fd) : ::fsync(fd);
-    fuse_reply_err(req, res == 0 ? 0 : errno);
+    const int res = (datasync ? ::fdatasync(fd) : ::fsync(fd)) == 0 ? 0 : -errno;
+    reply_status(req, res);
   });
 }
 

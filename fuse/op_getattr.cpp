@@ -20,7 +20,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
     Filesystem& fs = Filesystem::of(req);
     struct stat st {};
     int res = do_getattr(fs, ino, &st);
-    if (res < 0) return static_cast<void>(fuse_reply_err(req, -res));
+    if (res < 0) return static_cast<void>(reply_status(req, res));
     fuse_reply_attr(req, &st, fs.timeout_for(fs.inode(ino).protected_path.load()));
   });
 }

@@ -15,7 +15,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
       e.entry_timeout = fs.timeout_for(fs.child_protected(dir, name));
       fuse_reply_entry(req, &e);
     } else if (res < 0) {
-      fuse_reply_err(req, -res);
+      reply_status(req, res);
     } else {
       fuse_reply_entry(req, &e);
     }

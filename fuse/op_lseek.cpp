@@ -8,7 +8,7 @@ namespace leasefs::fuse {
 void op_lseek(fuse_req_t req, fuse_ino_t /*ino*/, off_t off, int whence, fuse_file_info* fi) {
   guarded(req, "lseek", [&] {
     off_t res = ::lseek(handle_of(fi).fd.get(), off, whence);
-    if (res < 0) return static_cast<void>(fuse_reply_err(req, errno));
+    if (res < 0) return static_cast<void>(reply_status(req, -errno));
     fuse_reply_lseek(req, res);
   });
 }

@@ -55,7 +55,7 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
       errno = 0;
       d.entry = ::readdir(d.dp);
       if (!d.entry) {
-        err = errno;  // 0 at the end of the directory
+        err = -errno;  // 0 at the end of the directory
         break;
       }
     }
@@ -99,7 +99,7 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
   }
   // An error after some entries is reported on the next call, not now.
   if (err && used == 0) {
-    fuse_reply_err(req, err);
+    reply_status(req, err);
   } else {
     fuse_reply_buf(req, buf.data(), used);
   }
@@ -112,14 +112,14 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     Filesystem& fs = Filesystem::of(req);
     Inode& inode = fs.inode(ino);
     auto d = std::make_unique<DirHandle>();
-    if (!d->slot.take()) return static_cast<void>(fuse_reply_err(req, EMFILE));
+    if (!d->slot.take()) return static_cast<void>(reply_status(req, -EMFILE));
     int fd = ::openat(inode.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return static_cast<void>(fuse_reply_err(req, errno));
+    if (fd < 0) return static_cast<void>(reply_status(req, -errno));
     d->dp = ::fdopendir(fd);
     if (!d->dp) {
-      int err = errno;
+      const int err = -errno;
       ::close(fd);
-      return static_cast<void>(fuse_reply_err(req, err));
+      return static_cast<void>(reply_status(req, err));
     }
     const bool cacheable = !inode.protected_path.load();
     fi->cache_readdir = cacheable ? 1 : 0;
@@ -140,14 +140,14 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
 
 void op_releasedir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
   Filesystem::of(req).disown_dir(fi->fh);  // the stream closes as it goes
-  fuse_reply_err(req, 0);
+  reply_status(req, 0);
 }
 
 void op_fsyncdir(fuse_req_t req, fuse_ino_t /*ino*/, int datasync, fuse_file_info* fi) {
   guarded(req, "fsyncdir", [&] {
     const int fd = ::dirfd(dir_of(fi).dp);
-    int res = datasync ? ::fdatasync(fd) : ::fsync(fd);
-    fuse_reply_err(req, res == 0 ? 0 : errno);
+    const int res = (datasync ? ::fdatasync(fd) : ::fsync(fd)) == 0 ? 0 : -errno;
+    reply_status(req, res);
   });
 }
 

@@ -12,7 +12,7 @@ namespace leasefs::fuse {
 void op_release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
   guarded(req, "release", [&] {
     std::unique_ptr<FileHandle> handle = Filesystem::of(req).disown(fi->fh);
-    if (!handle) return static_cast<void>(fuse_reply_err(req, 0));
+    if (!handle) return static_cast<void>(reply_status(req, 0));
     const uint64_t written = handle->bytes_written.load();
     if (written > 0) {
       gate::WriteClosed closed;
@@ -25,7 +25,7 @@ void op_release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
       Filesystem::of(req).gate().report_write_closed(std::move(closed));
     }
     handle.reset();
-    fuse_reply_err(req, 0);
+    reply_status(req, 0);
   });
 }
 

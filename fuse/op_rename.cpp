@@ -124,7 +124,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
                     int res = do_rename(req, fs, fs.inode(parent), name.c_str(),
                                         fs.inode(newparent), newname.c_str(), flags);
                     if (res < 0) return res;
-                    fuse_reply_err(req, 0);
+                    reply_status(req, 0);
                     return 0;
                   });
 }

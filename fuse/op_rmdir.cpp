@@ -13,7 +13,7 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
       return res;
     }
     if (::unlinkat(dir.fd.get(), name.c_str(), AT_REMOVEDIR) != 0) return -errno;
-    fuse_reply_err(req, 0);
+    reply_status(req, 0);
     return 0;
   });
 }

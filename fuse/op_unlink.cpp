@@ -18,7 +18,7 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
     std::optional<TempSibling> sibling = fs.temp_sibling_at(dir, name.c_str());
     if (::unlinkat(dir.fd.get(), name.c_str(), 0) != 0) return -errno;
     if (sibling) fs.temp_siblings().erase(sibling->dev, sibling->ino);
-    fuse_reply_err(req, 0);
+    reply_status(req, 0);
     return 0;
   });
 }

@@ -15,7 +15,7 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off
     Filesystem& fs = Filesystem::of(req);
     FileHandle& handle = handle_of(fi);
     if (int res = fs.gate_handle(gate::Op::kWrite, handle, Filesystem::caller(req)); res < 0) {
-      fuse_reply_err(req, -res);
+      reply_status(req, res);
       // A refused writeback leaves the refused bytes in the kernel's page: drop it,
       // so no reader through the mount sees them (page_invalidator.hpp).
       if (fi->writepage) fs.pages().later(ino);
@@ -26,7 +26,7 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off
     out.buf[0].fd = handle.fd.get();
     out.buf[0].pos = off;
     ssize_t n = fuse_buf_copy(&out, in_buf, FUSE_BUF_SPLICE_MOVE);
-    if (n < 0) return static_cast<void>(fuse_reply_err(req, static_cast<int>(-n)));
+    if (n < 0) return static_cast<void>(reply_status(req, static_cast<int>(n)));
     handle.bytes_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     fuse_reply_write(req, static_cast<size_t>(n));
   });

@@ -35,11 +35,11 @@ void reply_sized(fuse_req_t req, size_t size, const std::vector<char>& buf, ssiz
 void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   guarded(req, "getxattr", [&] {
     Filesystem& fs = Filesystem::of(req);
-    if (fs.options().xattr_enosys) return static_cast<void>(fuse_reply_err(req, ENOSYS));
+    if (fs.options().xattr_enosys) return static_cast<void>(reply_status(req, -ENOSYS));
     Inode& inode = fs.inode(ino);
     const bool is_capability = std::strcmp(name, kCapability) == 0;
     if (is_capability && inode.capability.load(std::memory_order_relaxed) == 0) {
-      return static_cast<void>(fuse_reply_err(req, ENODATA));
+      return static_cast<void>(reply_status(req, -ENODATA));
     }
     // The pin ends before the reply: once replied, the kernel may forget the
     // inode at once, from another thread.
@@ -50,12 +50,12 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
       const PinnedFd pinned = inode.fd.get();  // `proc` names it
       const std::string proc = Filesystem::fd_path(pinned);
       n = ::getxattr(proc.c_str(), name, size == 0 ? nullptr : buf.data(), size);
-      err = n < 0 ? errno : 0;
+      err = n < 0 ? -errno : 0;
       if (is_capability) {
-        inode.capability.store(n >= 0 || err == ERANGE ? 1 : (err == ENODATA ? 0 : -1));
+        inode.capability.store(n >= 0 || err == -ERANGE ? 1 : (err == -ENODATA ? 0 : -1));
       }
     }
-    if (n < 0) return static_cast<void>(fuse_reply_err(req, err));
+    if (n < 0) return static_cast<void>(reply_status(req, err));
     reply_sized(req, size, buf, n);
   });
 }
@@ -69,9 +69,9 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
       const PinnedFd pinned = Filesystem::of(req).inode(ino).fd.get();  // `proc` names it
       const std::string proc = Filesystem::fd_path(pinned);
       n = ::listxattr(proc.c_str(), size == 0 ? nullptr : buf.data(), size);
-      err = n < 0 ? errno : 0;
+      err = n < 0 ? -errno : 0;
     }
-    if (n < 0) return static_cast<void>(fuse_reply_err(req, err));
+    if (n < 0) return static_cast<void>(reply_status(req, err));
     reply_sized(req, size, buf, n);
   });
 }
@@ -95,7 +95,7 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* v
           if (name == kCapability) inode.capability.store(-1);
         }
         if (res < 0) return res;
-        fuse_reply_err(req, 0);
+        reply_status(req, 0);
         return 0;
       });
 }
@@ -113,7 +113,7 @@ void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
       if (name == kCapability) inode.capability.store(-1);
     }
     if (res < 0) return res;
-    fuse_reply_err(req, 0);
+    reply_status(req, 0);
     return 0;
   });
 }

@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <vector>
 
+#include "fuse/reply.hpp"
+
 namespace leasefs::fuse {
 
 ParkedRequests::~ParkedRequests() {
@@ -141,10 +143,10 @@ void ParkedRequests::finish(uint64_t id, Parked p, Outcome outcome, gate::AskEnd
       p.attempt(p.req);
       return;
     case Outcome::kRejected:
-      fuse_reply_err(p.req, EACCES);
+      reply_status(p.req, -EACCES);
       return;
     case Outcome::kEnded:
-      fuse_reply_err(p.req, end == gate::AskEnd::kInterrupted ? EINTR : EACCES);
+      reply_status(p.req, end == gate::AskEnd::kInterrupted ? -EINTR : -EACCES);
       channel_->ended(id, end);
       return;
     case Outcome::kWaiting:

@@ -43,18 +43,16 @@ JournalUseCases::JournalUseCases(Service& service, journal::Journal& journal, Ev
                                  memory::Ledger* ledger)
     : service_(service), journal_(journal), events_(events), ledger_(ledger) {}
 
-json JournalUseCases::diff(const DiffArgs& args, const Actor& actor) {
+DiffResult JournalUseCases::diff(const DiffArgs& args, const Actor& actor) {
   journal::DiffRequest req;
   req.turn = args.turn.value_or(service_.state().turn_index);
   req.paths = normalized(args.paths);
   req.stat = args.stat;
   if (!actor.approver) req.reader = std::make_pair(actor.uid, actor.gid);
-  json out = journal::diff(journal_, req);
-  if (!journal_.enabled()) out["journal"] = "off";
-  return out;
+  return {journal::diff(journal_, req), journal_.enabled()};
 }
 
-json JournalUseCases::undo(const UndoArgs& args, const Actor& actor) {
+UndoResult JournalUseCases::undo(const UndoArgs& args, const Actor& actor) {
   require_approver(actor, "undo a turn");
   std::lock_guard lock(undo_mu_);
   const TaskState state = service_.state();
@@ -107,23 +105,15 @@ json JournalUseCases::undo(const UndoArgs& args, const Actor& actor) {
                      {"reason", args.reason},
                      {"uid", actor.uid}});
   }
-  out["journaled_in_turn"] = state.turn_index;
   // The undo's own changes are journaled in the current turn, whose pre-images
   // already hold the state before it: undoing the current turn cannot be undone.
-  out["can_be_undone"] = args.turn != state.turn_index;
-  return out;
+  return {std::move(out), state.turn_index, args.turn != state.turn_index};
 }
 
-json JournalUseCases::status() {
+JournalStatus JournalUseCases::status() {
   const uint64_t turn = service_.state().turn_index;
-  json out = {{"enabled", journal_.enabled()},
-              {"turn", turn},
-              {"bytes", journal_.turn_bytes(turn)},
-              {"turns_kept", journal_.turns().size()}};
-  json bad = json::array();
-  for (const auto& p : journal_.not_undoable(turn)) bad.push_back(p);
-  out["not_undoable"] = bad;
-  return out;
+  return {journal_.enabled(), turn, journal_.turn_bytes(turn), journal_.turns().size(),
+          journal_.not_undoable(turn)};
 }
 
 }  // namespace leasefs::gate

@@ -15,6 +15,7 @@
 #include "journal/journal.hpp"
 #include "memory/ledger.hpp"
 #include "service/event_bus.hpp"
+#include "service/results.hpp"
 
 namespace leasefs::gate {
 
@@ -44,10 +45,10 @@ class JournalUseCases {
   // Called for each path the undo changes, before and after (kernel caches).
   void set_touch(std::function<void(const std::string&)> fn) { touch_ = std::move(fn); }
 
-  nlohmann::json diff(const DiffArgs& args, const Actor& actor);
-  nlohmann::json undo(const UndoArgs& args, const Actor& actor);
+  DiffResult diff(const DiffArgs& args, const Actor& actor);
+  UndoResult undo(const UndoArgs& args, const Actor& actor);
   // For status: the journal's turn, what it holds and what it could not keep.
-  nlohmann::json status();
+  JournalStatus status();
 
  private:
   Service& service_;

@@ -54,32 +54,6 @@ std::string padded(const char* prefix, uint64_t n) {
   return buf;
 }
 
-json task_json(const TaskState& s) {
-  if (!s.has_task()) return nullptr;
-  return {{"task_id", s.task_id},
-          {"description", s.description},
-          {"done_when", s.done_when},
-          {"keywords", s.keywords},
-          {"status", to_string(s.status)},
-          {"turn", s.turn_index},
-          {"current_step", s.current_step},
-          {"next_step", s.next_step},
-          {"last_checkpoint_id", s.last_checkpoint_id}};
-}
-
-json hits_json(const std::vector<memory::SearchHit>& hits) {
-  json out = json::array();
-  for (const auto& h : hits) {
-    out.push_back({{"id", h.record.id},
-                   {"type", h.record.type},
-                   {"title", h.record.title},
-                   {"task_id", h.record.task_id},
-                   {"score", h.score},
-                   {"content", h.record.content}});
-  }
-  return out;
-}
-
 void require_task(const TaskState& s) {
   if (!s.has_task()) {
     throw Error(Errc::kNoTask, "no task: start one with `leasectl start \"DESCRIPTION\"`");
@@ -245,46 +219,40 @@ void Service::emit(json event) {
   events_.publish(std::move(event));
 }
 
-json Service::status() {
+StatusReport Service::status() {
   std::lock_guard lock(mu_);
-  json grants = json::array();
+  StatusReport out;
   const int64_t now = base::now_ms();
   for (const auto& g : state_.grants) {
     if (g.turn == state_.turn_index && !(g.expires_ms && now >= *g.expires_ms)) {
-      grants.push_back(to_json(g));
+      out.grants.push_back(g);
     }
   }
-  json pending = json::array();
   if (ledger_ && state_.has_task()) {
-    for (const auto& r : ledger_->pending_requests(state_.task_id)) {
+    for (auto& r : ledger_->pending_requests(state_.task_id)) {
       if (r.turn != static_cast<int64_t>(state_.turn_index)) continue;
-      json j = request_json(r);
-      if (asks_.count(r.id)) j["ask"] = true;  // an operation is parked on it
-      pending.push_back(std::move(j));
+      const bool ask = asks_.count(r.id) > 0;  // an operation is parked on it
+      out.pending_requests.push_back({std::move(r), ask});
     }
   }
-  json out = {{"task", task_json(state_)},
-              {"turn", state_.turn_index},
-              {"access_mode", grants.empty() ? "read_only" : "leased"},
-              {"grants", grants},
-              {"pending_requests", pending},
-              {"pending_checkpoint", store_.has_pending_checkpoint()},
-              {"memory_records", memory_.count()},
-              {"recent_refusals", refusals_},
-              {"refusals_total", refusals_total_}};
-  if (file_plane_status_) out["file_plane"] = file_plane_status_();
-  json protected_paths = json::array({".longrun/**"});
-  for (auto& glob : gate_.protected_globs()) protected_paths.push_back(std::move(glob));
-  out["protected_paths"] = std::move(protected_paths);
-  out["ask"] = ask_status();
+  out.task = state_;
+  out.turn = state_.turn_index;
+  out.pending_checkpoint = store_.has_pending_checkpoint();
+  out.memory_records = memory_.count();
+  out.recent_refusals = refusals_;
+  out.refusals_total = refusals_total_;
+  if (file_plane_status_) out.file_plane = file_plane_status_();
+  out.protected_paths.push_back(".longrun/**");
+  for (auto& glob : gate_.protected_globs()) out.protected_paths.push_back(std::move(glob));
+  out.ask = ask_status();
   if (!state_error_.empty()) {
-    out["state_error"] = state_error_;
-    out["repair"] = kStateRepairHint;
+    out.state_error = state_error_;
+    out.repair = kStateRepairHint;
   }
   return out;
 }
 
-json Service::start(const StartArgs& args, const Actor& actor) {
+StartResult Service::start(const StartArgs& args, const Actor& actor) {
   std::lock_guard lock(mu_);
   if (args.description.empty()) {
     throw Error(Errc::kInvalidArgument, "a task needs a description");
@@ -324,10 +292,10 @@ json Service::start(const StartArgs& args, const Actor& actor) {
         {"task_id", state_.task_id},
         {"description", state_.description},
         {"uid", actor.uid}});
-  return {{"task", task_json(state_)}, {"access_mode", "read_only"}, {"memories", hits_json(hits)}};
+  return {state_, std::move(hits)};
 }
 
-json Service::turn(const Actor& actor) {
+TurnResult Service::turn(const Actor& actor) {
   std::lock_guard lock(mu_);
   TaskState next = state_;
   const size_t revoked = next.grants.size();
@@ -336,10 +304,10 @@ json Service::turn(const Actor& actor) {
   commit(std::move(next), Durability::kAfterReply);
   spdlog::info("turn {} (revoked {} grant(s))", state_.turn_index, revoked);
   emit({{"type", "turn"}, {"turn", state_.turn_index}, {"revoked", revoked}, {"uid", actor.uid}});
-  return {{"turn", state_.turn_index}, {"revoked", revoked}, {"access_mode", "read_only"}};
+  return {state_.turn_index, revoked};
 }
 
-json Service::end_turn(const Actor& actor) {
+TurnResult Service::end_turn(const Actor& actor) {
   std::lock_guard lock(mu_);
   end_asks("the turn ended");
   TaskState next = state_;
@@ -351,10 +319,10 @@ json Service::end_turn(const Actor& actor) {
         {"turn", state_.turn_index},
         {"revoked", revoked},
         {"uid", actor.uid}});
-  return {{"turn", state_.turn_index}, {"revoked", revoked}, {"access_mode", "read_only"}};
+  return {state_.turn_index, revoked};
 }
 
-json Service::grant(const GrantArgs& args, const Actor& actor) {
+GrantResult Service::grant(const GrantArgs& args, const Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "grant a lease");
   require_in_progress(state_, "grant");
@@ -381,12 +349,11 @@ json Service::grant(const GrantArgs& args, const Actor& actor) {
   next.grants.push_back(g);
   commit(std::move(next));
   spdlog::info("grant {} for turn {} by uid {}: {}", g.id, g.turn, actor.uid, g.reason);
-  json out = to_json(g);
-  emit({{"type", "grant"}, {"grant", out}, {"uid", actor.uid}});
-  return {{"grant", out}, {"turn", state_.turn_index}};
+  emit({{"type", "grant"}, {"grant", to_json(g)}, {"uid", actor.uid}});
+  return {g, state_.turn_index};
 }
 
-json Service::revoke(const std::optional<std::string>& grant_id, const Actor& actor) {
+RevokeResult Service::revoke(const std::optional<std::string>& grant_id, const Actor& actor) {
   std::lock_guard lock(mu_);
   TaskState next = state_;
   size_t revoked = 0;
@@ -414,7 +381,7 @@ json Service::revoke(const std::optional<std::string>& grant_id, const Actor& ac
         {"grant_id", grant_id ? json(*grant_id) : json(nullptr)},
         {"revoked", revoked},
         {"uid", actor.uid}});
-  return {{"revoked", revoked}, {"access_mode", state_.grants.empty() ? "read_only" : "leased"}};
+  return {revoked, !state_.grants.empty()};
 }
 
 // After the commit: the ledger records what took effect. A ledger failure does not
@@ -434,7 +401,7 @@ memory::Ledger& Service::ledger() {
   return *ledger_;
 }
 
-json Service::request(const RequestArgs& args, const Actor& actor) {
+RequestResult Service::request(const RequestArgs& args, const Actor& actor) {
   std::lock_guard lock(mu_);
   require_readable_state();
   require_task(state_);
@@ -458,15 +425,12 @@ json Service::request(const RequestArgs& args, const Actor& actor) {
   auto r = ledger().create_request(state_.task_id, static_cast<int64_t>(state_.turn_index),
                                    args.reason, paths, actor.uid, actor.pid, command);
   spdlog::info("request {} by uid {} pid {}: {}", r.id, actor.uid, actor.pid, r.reason);
-  json out = request_json(r);
   emit({{"type", "request"},
-        {"request", out},
+        {"request", request_json(r)},
         {"uid", actor.uid},
         {"pid", actor.pid},
         {"command", command}});
-  return {{"request", out},
-          {"hint", "waiting for a person: `leasectl approve " + r.id + "` or `leasectl reject " +
-                       r.id + "`; the approval is good for this turn only"}};
+  return {std::move(r)};
 }
 
 namespace {
@@ -477,8 +441,8 @@ namespace {
 
 }  // namespace
 
-json Service::approve(const std::string& request_id, const std::string& reason,
-                      const Actor& actor) {
+ApproveResult Service::approve(const std::string& request_id, const std::string& reason,
+                               const Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "approve a request");
   require_readable_state();
@@ -507,17 +471,17 @@ json Service::approve(const std::string& request_id, const std::string& reason,
   commit(std::move(next));
   spdlog::info("request {} approved by uid {} as grant {}", r.id, actor.uid, g.id);
   answer_ask(r.id, true);  // published: the parked operation now runs under the grant
-  json out = {{"request", request_json(r)}, {"grant", to_json(g)}};
   emit({{"type", "decision"},
         {"decision", "approve"},
         {"request_id", r.id},
         {"grant_id", g.id},
         {"uid", actor.uid},
         {"reason", reason}});
-  return out;
+  return {r, g};
 }
 
-json Service::reject(const std::string& request_id, const std::string& reason, const Actor& actor) {
+RejectResult Service::reject(const std::string& request_id, const std::string& reason,
+                             const Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "reject a request");
   require_readable_state();
@@ -535,14 +499,14 @@ json Service::reject(const std::string& request_id, const std::string& reason, c
         {"request_id", request_id},
         {"uid", actor.uid},
         {"reason", reason}});
-  return {{"request", request_json(outcome.request)}};
+  return {std::move(outcome.request)};
 }
 
 // A checkpoint is a write-ahead record: pending_checkpoint.json first, then memory,
 // then state.json, then the pending file goes and the text is returned (I2). A crash
 // or failure anywhere leaves the old state and the pending file; replaying it saves
 // the same checkpoint id again, which memory treats as the same record.
-json Service::checkpoint(const CheckpointArgs& args, const Actor& actor) {
+CheckpointResult Service::checkpoint(const CheckpointArgs& args, const Actor& actor) {
   std::lock_guard lock(mu_);
   require_readable_state();
   auto pending = store_.load_pending_checkpoint();
@@ -590,7 +554,7 @@ json Service::checkpoint(const CheckpointArgs& args, const Actor& actor) {
   return replay_pending(p, actor);
 }
 
-json Service::replay_pending(const PendingCheckpoint& p, const Actor& actor) {
+CheckpointResult Service::replay_pending(const PendingCheckpoint& p, const Actor& actor) {
   const std::string& id = p.checkpoint_id;
   if (p.state.task_id != state_.task_id) {
     throw Error(Errc::kStateCorrupt, "the pending checkpoint " + id + " belongs to task " +
@@ -640,14 +604,10 @@ json Service::replay_pending(const PendingCheckpoint& p, const Actor& actor) {
         {"record_id", record.id},
         {"status", to_string(state_.status)},
         {"uid", actor.uid}});
-  return {{"checkpoint_id", id},
-          {"record_id", record.id},
-          {"status", to_string(state_.status)},
-          {"access_mode", "read_only"},
-          {"text", p.text}};
+  return {id, record.id, state_.status, p.text};
 }
 
-json Service::resume(const std::optional<std::string>& task_id, const Actor& actor) {
+ResumeResult Service::resume(const std::optional<std::string>& task_id, const Actor& actor) {
   std::lock_guard lock(mu_);
   require_readable_state();
   // A pending checkpoint belongs to the current task: finish it before anything else.
@@ -685,11 +645,10 @@ json Service::resume(const std::optional<std::string>& task_id, const Actor& act
              base::now_ms());
   commit(std::move(next));
 
-  json checkpoint = nullptr;
+  std::optional<ResumedCheckpoint> checkpoint;
   if (!state_.last_checkpoint_id.empty()) {
     if (auto rec = memory_.find_by_ref(state_.last_checkpoint_id)) {
-      checkpoint = {
-          {"id", state_.last_checkpoint_id}, {"record_id", rec->id}, {"text", rec->content}};
+      checkpoint = ResumedCheckpoint{state_.last_checkpoint_id, rec->id, rec->content};
     }
   }
   std::string query = state_.description;
@@ -700,15 +659,10 @@ json Service::resume(const std::optional<std::string>& task_id, const Actor& act
         {"task_id", state_.task_id},
         {"turn", state_.turn_index},
         {"uid", actor.uid}});
-  json out = {{"task", task_json(state_)},
-              {"turn", state_.turn_index},
-              {"access_mode", "read_only"},
-              {"checkpoint", checkpoint},
-              {"memories", hits_json(hits)}};
-  return out;
+  return {state_, state_.turn_index, std::move(checkpoint), std::move(hits)};
 }
 
-json Service::transition(TaskStatus to, const std::string& reason, const Actor& actor) {
+TransitionResult Service::transition(TaskStatus to, const std::string& reason, const Actor& actor) {
   std::lock_guard lock(mu_);
   require_task(state_);
   if (to == TaskStatus::kCompleted) require_approver(actor, "mark a task completed");
@@ -732,16 +686,17 @@ json Service::transition(TaskStatus to, const std::string& reason, const Actor& 
         {"to", to_string(to)},
         {"reason", reason},
         {"uid", actor.uid}});
-  return {{"task", task_json(state_)}, {"from", to_string(from)}, {"to", to_string(to)}};
+  return {state_, from, to};
 }
 
-json Service::memory_search(const std::string& query, size_t limit) {
+MemorySearchResult Service::memory_search(const std::string& query, size_t limit) {
   std::lock_guard lock(mu_);
-  return {{"query", query}, {"hits", hits_json(memory_.search(query, limit))}};
+  return {query, memory_.search(query, limit)};
 }
 
-json Service::memory_save(const std::string& title, const std::string& content,
-                          const std::vector<std::string>& keywords, const Actor& actor) {
+MemorySaveResult Service::memory_save(const std::string& title, const std::string& content,
+                                      const std::vector<std::string>& keywords,
+                                      const Actor& actor) {
   std::lock_guard lock(mu_);
   if (title.empty() || content.empty()) {
     throw Error(Errc::kInvalidArgument, "a memory needs --title and --content");
@@ -749,7 +704,7 @@ json Service::memory_save(const std::string& title, const std::string& content,
   auto kw = keywords.empty() ? memory::extract_keywords(title + " " + content) : keywords;
   auto record = memory_.save({"note", title, content, kw, state_.task_id, ""});
   emit({{"type", "memory.save"}, {"record_id", record.id}, {"uid", actor.uid}});
-  return {{"id", record.id}, {"title", record.title}};
+  return {record.id, record.title};
 }
 
 // The task a checkpoint record describes, as a state to make current: from its

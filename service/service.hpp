@@ -20,6 +20,7 @@
 #include "memory/ledger.hpp"
 #include "memory/memory_store.hpp"
 #include "service/event_bus.hpp"
+#include "service/results.hpp"
 #include "service/state_store.hpp"
 #include "service/status_file.hpp"
 
@@ -61,23 +62,23 @@ class Service {
   Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger, Gate& gate,
           EventBus& events);
 
-  nlohmann::json status();
-  nlohmann::json start(const StartArgs& args, const Actor& actor);
-  nlohmann::json turn(const Actor& actor);
-  nlohmann::json end_turn(const Actor& actor);
-  nlohmann::json grant(const GrantArgs& args, const Actor& actor);
-  nlohmann::json revoke(const std::optional<std::string>& grant_id, const Actor& actor);
-  nlohmann::json request(const RequestArgs& args, const Actor& actor);
-  nlohmann::json approve(const std::string& request_id, const std::string& reason,
-                         const Actor& actor);
-  nlohmann::json reject(const std::string& request_id, const std::string& reason,
+  // Each answers a plain result (service/results.hpp); control/ renders it.
+  StatusReport status();
+  StartResult start(const StartArgs& args, const Actor& actor);
+  TurnResult turn(const Actor& actor);
+  TurnResult end_turn(const Actor& actor);
+  GrantResult grant(const GrantArgs& args, const Actor& actor);
+  RevokeResult revoke(const std::optional<std::string>& grant_id, const Actor& actor);
+  RequestResult request(const RequestArgs& args, const Actor& actor);
+  ApproveResult approve(const std::string& request_id, const std::string& reason,
                         const Actor& actor);
-  nlohmann::json checkpoint(const CheckpointArgs& args, const Actor& actor);
-  nlohmann::json resume(const std::optional<std::string>& task_id, const Actor& actor);
-  nlohmann::json transition(TaskStatus to, const std::string& reason, const Actor& actor);
-  nlohmann::json memory_search(const std::string& query, size_t limit);
-  nlohmann::json memory_save(const std::string& title, const std::string& content,
-                             const std::vector<std::string>& keywords, const Actor& actor);
+  RejectResult reject(const std::string& request_id, const std::string& reason, const Actor& actor);
+  CheckpointResult checkpoint(const CheckpointArgs& args, const Actor& actor);
+  ResumeResult resume(const std::optional<std::string>& task_id, const Actor& actor);
+  TransitionResult transition(TaskStatus to, const std::string& reason, const Actor& actor);
+  MemorySearchResult memory_search(const std::string& query, size_t limit);
+  MemorySaveResult memory_save(const std::string& title, const std::string& content,
+                               const std::vector<std::string>& keywords, const Actor& actor);
 
   // Ask mode (gate/ask.hpp; service/service_ask.cpp). Before the control plane
   // starts: where answers go, and the mount's --ask in milliseconds (0 off).
@@ -91,7 +92,7 @@ class Service {
   void close_ask(uint64_t ask_id, AskEnd end);
   // The `ask` command: this task's ask mode, overriding the mount's (approvers
   // only). `ms` 0 turns it off; nullopt returns to the mount's.
-  nlohmann::json set_ask(std::optional<int64_t> ms, const Actor& actor);
+  SetAskResult set_ask(std::optional<int64_t> ms, const Actor& actor);
 
   // An extra `file_plane` object in status (descriptors, busy processes), from
   // the daemon, which owns the file system. Set before the control plane starts.
@@ -131,7 +132,7 @@ class Service {
   void emit(nlohmann::json event);
   memory::Ledger& ledger();
   void record_grant(const Grant& grant, const std::string& task_id, int64_t ttl_ms);
-  nlohmann::json replay_pending(const PendingCheckpoint& pending, const Actor& actor);
+  CheckpointResult replay_pending(const PendingCheckpoint& pending, const Actor& actor);
   // When state.json is missing: the task of the newest checkpoint marker, if any.
   void recover_from_memory();
   // Ask mode: answers the ask waiting on `request_id`, if any (caller holds mu_).
@@ -140,7 +141,7 @@ class Service {
   void end_asks(const std::string& why);
   // Closes the ledger request of an ask that ended (rejected by the daemon).
   void close_ask_request(const std::string& request_id, const std::string& why);
-  nlohmann::json ask_status() const;
+  AskStatus ask_status() const;
   TaskState task_from_checkpoint(const memory::Record& record);
 
   std::function<nlohmann::json()> file_plane_status_;

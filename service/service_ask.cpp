@@ -104,15 +104,12 @@ void Service::end_asks(const std::string& why) {
   asks_.clear();
 }
 
-json Service::ask_status() const {
+AskStatus Service::ask_status() const {
   const int64_t ms = state_.ask_ms.value_or(ask_default_ms_);
-  return {{"timeout_ms", ms},
-          {"on", ms > 0 && ask_channel_ != nullptr},
-          {"set_by", state_.ask_ms ? "task" : "mount"},
-          {"waiting", asks_.size()}};
+  return {ms, ms > 0 && ask_channel_ != nullptr, state_.ask_ms.has_value(), asks_.size()};
 }
 
-json Service::set_ask(std::optional<int64_t> ms, const Actor& actor) {
+SetAskResult Service::set_ask(std::optional<int64_t> ms, const Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "set ask mode");
   require_readable_state();
@@ -127,8 +124,15 @@ json Service::set_ask(std::optional<int64_t> ms, const Actor& actor) {
   next.ask_ms = ms;
   commit(std::move(next));
   if (state_.ask_ms.value_or(ask_default_ms_) == 0) end_asks("turned off");
-  emit({{"type", "ask"}, {"ask", ask_status()}, {"uid", actor.uid}});
-  return {{"ask", ask_status()}};
+  const AskStatus ask = ask_status();
+  emit({{"type", "ask"},
+        {"ask",
+         {{"timeout_ms", ask.timeout_ms},
+          {"on", ask.on},
+          {"set_by", ask.set_by_task ? "task" : "mount"},
+          {"waiting", ask.waiting}}},
+        {"uid", actor.uid}});
+  return {ask};
 }
 
 }  // namespace leasefs::gate

@@ -1,5 +1,6 @@
-// What the use-case files share: the JSON view of a ledger request and the
-// approver check.
+// What the use-case files share: the JSON view of a ledger request in the events
+// they publish (replies render theirs in control/render.cpp) and the approver
+// check.
 #pragma once
 
 #include <nlohmann/json.hpp>

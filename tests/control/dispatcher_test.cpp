@@ -298,5 +298,30 @@ TEST_F(DispatcherTest, WatchAsksToStream) {
   EXPECT_FALSE(dispatcher_->handle_line(R"({"id":1,"cmd":"status"})", agent_).stream);
 }
 
+// Replies are rendered in control/ (control/render.cpp), events in the service:
+// a grant or request must read the same in a reply and on the watch stream.
+TEST_F(DispatcherTest, RepliesShowGrantsAndRequestsAsTheWatchStreamDoes) {
+  auto events = bus_.subscribe();
+  auto next_event = [&](const std::string& type) {
+    while (auto e = events->pop(std::chrono::milliseconds(1000))) {
+      if ((*e)["type"] == type) return *e;
+    }
+    return json();
+  };
+  ASSERT_TRUE(run("start", {{"description", "x"}}, agent_).value("ok", false));
+  auto req = run("request", {{"reason", "edit a"}, {"paths", {"src/a.c"}}}, agent_);
+  ASSERT_TRUE(req.value("ok", false)) << req.dump();
+  EXPECT_EQ(req["result"]["request"], next_event("request")["request"]);
+  auto grant = run("grant", {{"reason", "go"}, {"paths", {"src/**"}}, {"ttl", "10m"}}, person_);
+  ASSERT_TRUE(grant.value("ok", false)) << grant.dump();
+  EXPECT_EQ(grant["result"]["grant"], next_event("grant")["grant"]);
+  EXPECT_FALSE(grant["result"]["grant"]["expires_ms"].is_null());
+  auto approved = run("approve", {{"id", req["result"]["request"]["id"]}}, person_);
+  ASSERT_TRUE(approved.value("ok", false)) << approved.dump();
+  EXPECT_EQ(approved["result"]["grant"]["id"], next_event("decision")["grant_id"]);
+  EXPECT_EQ(approved["result"]["grant"]["request_id"], req["result"]["request"]["id"]);
+  EXPECT_EQ(approved["result"]["request"]["state"], "approved");
+}
+
 }  // namespace
 }  // namespace leasefs::gate::control

@@ -87,11 +87,11 @@ TEST_P(CrashWindow, I7_CrashLeavesLastGoodStateAndOneCheckpointAfterRetry) {
   CheckpointArgs retry;
   retry.retry_pending = true;
   auto reply = d.service.checkpoint(retry, kPerson);
-  EXPECT_EQ(reply["checkpoint_id"], "C_0001");
+  EXPECT_EQ(reply.checkpoint_id, "C_0001");
   EXPECT_EQ(d.memory.count(), 1u);  // the record written before the crash is not duplicated
   auto rec = d.memory.find_by_ref("C_0001");
   ASSERT_TRUE(rec.has_value());
-  EXPECT_EQ(rec->content, reply["text"]);
+  EXPECT_EQ(rec->content, reply.text);
   EXPECT_EQ(d.service.state().status, TaskStatus::kPaused);
   EXPECT_FALSE(std::filesystem::exists(root.longrun("pending_checkpoint.json")));
 }
@@ -140,7 +140,8 @@ TEST(CrashWindowMemory, I2_RealMemoryFailureLeavesNoRecordAndRetryWritesOne) {
   EXPECT_TRUE(std::filesystem::exists(root.longrun("pending_checkpoint.json")));
   auto reply = d.service.resume(std::nullopt, kPerson);  // resume replays the pending one
   EXPECT_EQ(d.memory.count(), 1u);
-  EXPECT_EQ(reply["checkpoint"]["id"], "C_0001");
+  ASSERT_TRUE(reply.checkpoint.has_value());
+  EXPECT_EQ(reply.checkpoint->id, "C_0001");
 }
 
 // Every ledger-and-state change commits in one order: the ledger records a grant
@@ -157,7 +158,7 @@ TEST_P(LedgerThenState, I7_KilledBetweenLedgerAndStateNoLeaseAndNoReusedGrantId)
     Daemon d(root);
     d.service.start({"rewrite the parser", {}, ""}, kPerson);
     if (via_approve) {
-      request_id = d.service.request({"edit the lexer", {"src/**"}}, kPerson)["request"]["id"];
+      request_id = d.service.request({"edit the lexer", {"src/**"}}, kPerson).request.id;
     }
   }
   pid_t child = ::fork();
@@ -184,7 +185,7 @@ TEST_P(LedgerThenState, I7_KilledBetweenLedgerAndStateNoLeaseAndNoReusedGrantId)
   EXPECT_TRUE(d.service.state().grants.empty());
   EXPECT_FALSE(d.gate.check(Op::kWrite, "src/a.c", {}).allowed);
   auto next = d.service.grant({"again", {}, kAllOps, std::nullopt}, kPerson);
-  EXPECT_EQ(next["grant"]["id"], "G_0002");
+  EXPECT_EQ(next.grant.id, "G_0002");
   std::vector<std::string> ids;
   for (const auto& e : d.ledger.entries(100)) {
     if (e.kind == "grant") ids.push_back(e.subject_id);

@@ -80,10 +80,10 @@ TEST_F(ServiceTest, I1_StartSearchesMemoryBeforeCreatingTheTask) {
   auto reply = service_->start({"fix the payment timeout", {}, ""}, kAgent);
   ASSERT_FALSE(memory_.calls.empty());
   EXPECT_EQ(memory_.calls.front(), "search");
-  ASSERT_EQ(reply["memories"].size(), 1u);
-  EXPECT_EQ(reply["memories"][0]["id"], "S_0001");
-  EXPECT_EQ(reply["task"]["status"], "in_progress");
-  EXPECT_EQ(reply["access_mode"], "read_only");
+  ASSERT_EQ(reply.memories.size(), 1u);
+  EXPECT_EQ(reply.memories[0].record.id, "S_0001");
+  EXPECT_EQ(reply.task.status, TaskStatus::kInProgress);
+  EXPECT_TRUE(reply.task.grants.empty());
   EXPECT_FALSE(can_write());
   EXPECT_EQ(why_not(), DenyReason::kNoLease);
 }
@@ -109,18 +109,20 @@ TEST_F(ServiceTest, I2_CheckpointIsInMemoryBeforeStateAndBeforeItIsReturned) {
   };
   auto reply = service_->checkpoint(checkpoint_args(), kAgent);
   EXPECT_TRUE(checked);
-  EXPECT_EQ(reply["checkpoint_id"], "C_0001");
+  EXPECT_EQ(reply.checkpoint_id, "C_0001");
+  EXPECT_EQ(reply.status, TaskStatus::kPaused);
   ASSERT_EQ(memory_.records.size(), 1u);
-  EXPECT_EQ(memory_.records[0].content, reply["text"]);
+  EXPECT_EQ(memory_.records[0].content, reply.text);
+  EXPECT_EQ(reply.record_id, memory_.records[0].id);
   EXPECT_NE(state_file().find("C_0001"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(root_.longrun("pending_checkpoint.json")));
-  auto marker = parse_checkpoint_marker(reply["text"].get<std::string>());
+  auto marker = parse_checkpoint_marker(reply.text);
   ASSERT_TRUE(marker.has_value());
   EXPECT_EQ((*marker)["access_mode"], "read_only");
   EXPECT_EQ((*marker)["status"], "paused");
   EXPECT_EQ((*marker)["checkpoint_id"], "C_0001");
   EXPECT_EQ((*marker)["next_step"], "run the payment tests");
-  const std::string text = reply["text"];
+  const std::string text = reply.text;
   for (const char* part :
        {"Goal:", "Done when:", "Next step:", "## Verified", "## Discarded", "## Needs approval"}) {
     EXPECT_NE(text.find(part), std::string::npos) << part;
@@ -151,7 +153,7 @@ TEST_F(ServiceTest, I2_MemoryFailureReturnsNoTextRevokesAndKeepsAPendingCheckpoi
   CheckpointArgs retry;
   retry.retry_pending = true;
   auto reply = service_->checkpoint(retry, kAgent);
-  EXPECT_EQ(reply["checkpoint_id"], "C_0001");
+  EXPECT_EQ(reply.checkpoint_id, "C_0001");
   EXPECT_EQ(memory_.records.size(), 1u);
   EXPECT_EQ(service_->state().status, TaskStatus::kPaused);
   EXPECT_FALSE(std::filesystem::exists(root_.longrun("pending_checkpoint.json")));
@@ -167,8 +169,9 @@ TEST_F(ServiceTest, I2_ResumeReplaysAPendingCheckpointOnce) {
   restart();
   auto reply = service_->resume(std::nullopt, kAgent);
   EXPECT_EQ(memory_.records.size(), 1u);
-  EXPECT_EQ(reply["checkpoint"]["id"], "C_0001");
-  EXPECT_EQ(reply["task"]["status"], "in_progress");
+  ASSERT_TRUE(reply.checkpoint.has_value());
+  EXPECT_EQ(reply.checkpoint->id, "C_0001");
+  EXPECT_EQ(reply.task.status, TaskStatus::kInProgress);
 }
 
 // ---- I3: single-turn lease ----
@@ -198,11 +201,11 @@ TEST_F(ServiceTest, I3_ResumeStartsReadOnlyInTheNextTurn) {
   const uint64_t turn = service_->state().turn_index;
   service_->checkpoint(checkpoint_args(), kAgent);
   auto reply = service_->resume(std::nullopt, kAgent);
-  EXPECT_EQ(reply["turn"], turn + 1);
-  EXPECT_EQ(reply["access_mode"], "read_only");
-  EXPECT_EQ(reply["checkpoint"]["id"], "C_0001");
-  EXPECT_NE(reply["checkpoint"]["text"].get<std::string>().find("raised the timeout"),
-            std::string::npos);
+  EXPECT_EQ(reply.turn, turn + 1);
+  EXPECT_TRUE(reply.task.grants.empty());
+  ASSERT_TRUE(reply.checkpoint.has_value());
+  EXPECT_EQ(reply.checkpoint->id, "C_0001");
+  EXPECT_NE(reply.checkpoint->text.find("raised the timeout"), std::string::npos);
   EXPECT_FALSE(can_write());
   EXPECT_EQ(why_not(), DenyReason::kNoLease);
 }
@@ -299,10 +302,14 @@ TEST_F(ServiceTest, TurnIndexOnlyGrows) {
 TEST_F(ServiceTest, RequestApproveBecomesALeaseForThisTurnOnly) {
   service_->start({"fix it", {}, ""}, kAgent);
   auto req = service_->request({"edit the parser", {"src/parse.c"}}, kAgent);
-  const std::string id = req["request"]["id"];
+  const std::string id = req.request.id;
+  EXPECT_EQ(req.request.paths, std::vector<std::string>{"src/parse.c"});
+  EXPECT_EQ(req.request.state, memory::RequestState::pending);
   expect_error([&] { service_->approve(id, "", kAgent); }, "forbidden");
   auto approved = service_->approve(id, "yes, just the parser", kPerson);
-  EXPECT_EQ(approved["grant"]["request_id"], id);
+  EXPECT_EQ(approved.grant.request_id, id);
+  EXPECT_EQ(approved.request.id, id);
+  EXPECT_EQ(approved.request.state, memory::RequestState::approved);
   EXPECT_TRUE(can_write("src/parse.c"));
   EXPECT_FALSE(can_write("src/other.c"));
   expect_error([&] { service_->approve(id, "", kPerson); }, "already_decided");
@@ -338,7 +345,7 @@ TEST_F(ServiceTest, RecoverRebuildsTheTaskFromTheNewestCheckpoint) {
   // The next checkpoint does not reuse the id.
   service_->resume(std::nullopt, kAgent);
   auto reply = service_->checkpoint(checkpoint_args(), kAgent);
-  EXPECT_EQ(reply["checkpoint_id"], "C_0002");
+  EXPECT_EQ(reply.checkpoint_id, "C_0002");
 }
 
 TEST_F(ServiceTest, I2_ANewCheckpointIsRefusedWhileOneIsPending) {
@@ -354,8 +361,8 @@ TEST_F(ServiceTest, I2_ANewCheckpointIsRefusedWhileOneIsPending) {
   CheckpointArgs retry;
   retry.retry_pending = true;
   auto reply = service_->checkpoint(retry, kAgent);
-  EXPECT_NE(reply["text"].get<std::string>().find("raised the timeout"), std::string::npos);
-  EXPECT_EQ(memory_.records.at(0).content, reply["text"]);
+  EXPECT_NE(reply.text.find("raised the timeout"), std::string::npos);
+  EXPECT_EQ(memory_.records.at(0).content, reply.text);
 }
 
 TEST_F(ServiceTest, I2_APendingCheckpointReplaysEvenIfTheTaskMovedOn) {
@@ -395,12 +402,12 @@ TEST_F(ServiceTest, ResumeOfAnotherTaskSwitchesOnlyWhenItSucceeds) {
   EXPECT_EQ(service_->state().task_id, b);
   EXPECT_NE(state_file().find(b), std::string::npos);
   auto reply = service_->resume(b, kAgent);
-  EXPECT_EQ(reply["task"]["task_id"], b);
+  EXPECT_EQ(reply.task.task_id, b);
 }
 
 TEST_F(ServiceTest, ARequestOfAFinishedTaskCannotBecomeAGrantForTheNext) {
   service_->start({"task A", {}, ""}, kAgent);
-  const std::string id = service_->request({"edit A", {"a.txt"}}, kAgent)["request"]["id"];
+  const std::string id = service_->request({"edit A", {"a.txt"}}, kAgent).request.id;
   service_->transition(TaskStatus::kFailed, "abandoned", kAgent);
   service_->start({"task B", {}, ""}, kAgent);
   expect_error([&] { service_->approve(id, "", kPerson); }, "stale_request");
@@ -412,8 +419,7 @@ TEST_F(ServiceTest, ExpiredGrantsAreNotReportedAsInForce) {
   service_->grant({"brief", {}, kAllOps, 1}, kPerson);
   ::usleep(20'000);
   auto status = service_->status();
-  EXPECT_EQ(status["access_mode"], "read_only");
-  EXPECT_TRUE(status["grants"].empty());
+  EXPECT_TRUE(status.grants.empty());
   expect_error(
       [&] {
         service_->grant({"forever", {}, kAllOps, INT64_MAX / 2}, kPerson);
@@ -449,7 +455,7 @@ class AskServiceTest : public ServiceTest {
     a.turn = service_->state().turn_index;
     return a;
   }
-  nlohmann::json pending() { return service_->status()["pending_requests"]; }
+  std::vector<PendingRequest> pending() { return service_->status().pending_requests; }
 
   AskChannel channel_;
   RecordingWaiter waiter_;
@@ -459,12 +465,12 @@ TEST_F(AskServiceTest, AnAskBecomesARequestAndItsApprovalAGrantForExactlyItsPath
   EXPECT_GT(gate_.snapshot()->ask_ms, 0);
   service_->open_ask(ask(7, {"src/a.c"}, {"old"}));
   auto p = pending();
-  ASSERT_EQ(p.size(), 1u) << p.dump();
-  EXPECT_TRUE(p[0].value("ask", false));
-  EXPECT_EQ(p[0]["paths"], nlohmann::json::array({"src/a.c", "old/**"}));
-  EXPECT_EQ(p[0]["requester_uid"], 1000);
-  EXPECT_EQ(p[0]["requester_pid"], 4242);
-  service_->approve(p[0]["id"], "", kPerson);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_TRUE(p[0].ask);
+  EXPECT_EQ(p[0].request.paths, (std::vector<std::string>{"src/a.c", "old/**"}));
+  EXPECT_EQ(p[0].request.requester_uid, 1000u);
+  EXPECT_EQ(p[0].request.requester_pid, 4242);
+  service_->approve(p[0].request.id, "", kPerson);
   ASSERT_EQ(waiter_.answers.size(), 1u);
   EXPECT_EQ(waiter_.answers[0], std::make_pair(uint64_t{7}, true));
   EXPECT_TRUE(can_write("src/a.c"));
@@ -474,7 +480,7 @@ TEST_F(AskServiceTest, AnAskBecomesARequestAndItsApprovalAGrantForExactlyItsPath
 
 TEST_F(AskServiceTest, ARejectionAnswersNoAndGrantsNothing) {
   service_->open_ask(ask(8, {"src/a.c"}));
-  service_->reject(pending()[0]["id"], "no", kPerson);
+  service_->reject(pending()[0].request.id, "no", kPerson);
   ASSERT_EQ(waiter_.answers.size(), 1u);
   EXPECT_EQ(waiter_.answers[0], std::make_pair(uint64_t{8}, false));
   EXPECT_FALSE(can_write("src/a.c"));
@@ -483,7 +489,7 @@ TEST_F(AskServiceTest, ARejectionAnswersNoAndGrantsNothing) {
 TEST_F(AskServiceTest, TheEndOfTheTurnAnswersEveryAskNoAndClosesItsRequest) {
   service_->open_ask(ask(1, {"a"}));
   service_->open_ask(ask(2, {"b"}));
-  const std::string first = pending()[0]["id"];
+  const std::string first = pending()[0].request.id;
   service_->end_turn(kAgent);
   EXPECT_EQ(waiter_.answers.size(), 2u);
   for (const auto& [id, approved] : waiter_.answers) EXPECT_FALSE(approved) << id;
@@ -505,7 +511,7 @@ TEST_F(AskServiceTest, AnAskOfAnotherTurnOrWithoutATaskInProgressIsAnsweredNoAtO
 
 TEST_F(AskServiceTest, AClosedAskCannotBeApprovedLater) {
   service_->open_ask(ask(5, {"a"}));
-  const std::string id = pending()[0]["id"];
+  const std::string id = pending()[0].request.id;
   service_->close_ask(5, AskEnd::kTimedOut);
   EXPECT_TRUE(pending().empty());
   expect_error([&] { service_->approve(id, "", kPerson); }, "already_decided");
@@ -514,10 +520,14 @@ TEST_F(AskServiceTest, AClosedAskCannotBeApprovedLater) {
 
 TEST_F(AskServiceTest, OnlyAnApproverSetsAskModeAndTheSnapshotFollows) {
   expect_error([&] { service_->set_ask(0, kAgent); }, "forbidden");
-  service_->set_ask(0, kPerson);
+  auto off = service_->set_ask(0, kPerson);
   EXPECT_EQ(gate_.snapshot()->ask_ms, 0);
-  service_->set_ask(std::nullopt, kPerson);
+  EXPECT_FALSE(off.ask.on);
+  EXPECT_TRUE(off.ask.set_by_task);
+  auto mount = service_->set_ask(std::nullopt, kPerson);
   EXPECT_EQ(gate_.snapshot()->ask_ms, 60'000);
+  EXPECT_EQ(mount.ask.timeout_ms, 60'000);
+  EXPECT_FALSE(mount.ask.set_by_task);
   expect_error([&] { service_->set_ask(kMaxAskMs + 1, kPerson); }, "invalid_argument");
 }
 

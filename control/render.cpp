@@ -1,0 +1,203 @@
+#include "control/render.hpp"
+
+#include "gate/op.hpp"
+
+namespace leasefs::gate::control {
+
+using nlohmann::json;
+
+namespace {
+
+const char* access_mode(bool leased) {
+  return leased ? "leased" : "read_only";
+}
+
+}  // namespace
+
+// The wire's grant, kept apart from state.json's (gate/task_state.cpp): the two
+// happen to agree today, but a change of the state file must not change replies.
+json grant_json(const Grant& g) {
+  json j = {{"id", g.id},
+            {"turn", g.turn},
+            {"reason", g.reason},
+            {"approver_uid", g.approver_uid},
+            {"paths", g.paths},
+            {"ops", op_class_names(g.ops)},
+            {"issued_ms", g.issued_ms},
+            {"expires_ms", g.expires_ms ? json(*g.expires_ms) : json(nullptr)}};
+  if (!g.request_id.empty()) j["request_id"] = g.request_id;
+  return j;
+}
+
+json request_json(const memory::Request& r) {
+  json j = {{"id", r.id},
+            {"task_id", r.task_id},
+            {"turn", r.turn},
+            {"reason", r.reason},
+            {"paths", r.paths},
+            {"state", memory::to_string(r.state)},
+            {"requester_uid", r.requester_uid}};
+  // Who asked, next to what was asked (0 and "" for requests made before schema 5).
+  if (r.requester_pid != 0) {
+    j["requester_pid"] = r.requester_pid;
+    j["requester_command"] = r.requester_command;
+  }
+  if (r.decided_by) j["decided_by"] = *r.decided_by;
+  if (!r.decision_reason.empty()) j["decision_reason"] = r.decision_reason;
+  return j;
+}
+
+json task_json(const TaskState& s) {
+  if (!s.has_task()) return nullptr;
+  return {{"task_id", s.task_id},
+          {"description", s.description},
+          {"done_when", s.done_when},
+          {"keywords", s.keywords},
+          {"status", to_string(s.status)},
+          {"turn", s.turn_index},
+          {"current_step", s.current_step},
+          {"next_step", s.next_step},
+          {"last_checkpoint_id", s.last_checkpoint_id}};
+}
+
+json hits_json(const std::vector<memory::SearchHit>& hits) {
+  json out = json::array();
+  for (const auto& h : hits) {
+    out.push_back({{"id", h.record.id},
+                   {"type", h.record.type},
+                   {"title", h.record.title},
+                   {"task_id", h.record.task_id},
+                   {"score", h.score},
+                   {"content", h.record.content}});
+  }
+  return out;
+}
+
+json ask_json(const AskStatus& a) {
+  return {{"timeout_ms", a.timeout_ms},
+          {"on", a.on},
+          {"set_by", a.set_by_task ? "task" : "mount"},
+          {"waiting", a.waiting}};
+}
+
+json render(const StatusReport& r) {
+  json grants = json::array();
+  for (const auto& g : r.grants) grants.push_back(grant_json(g));
+  json pending = json::array();
+  for (const auto& p : r.pending_requests) {
+    json j = request_json(p.request);
+    if (p.ask) j["ask"] = true;  // an operation is parked on it
+    pending.push_back(std::move(j));
+  }
+  json out = {{"task", task_json(r.task)},
+              {"turn", r.turn},
+              {"access_mode", access_mode(!r.grants.empty())},
+              {"grants", std::move(grants)},
+              {"pending_requests", std::move(pending)},
+              {"pending_checkpoint", r.pending_checkpoint},
+              {"memory_records", r.memory_records},
+              {"recent_refusals", r.recent_refusals},
+              {"refusals_total", r.refusals_total}};
+  if (r.file_plane) out["file_plane"] = *r.file_plane;
+  out["protected_paths"] = r.protected_paths;
+  out["ask"] = ask_json(r.ask);
+  if (!r.state_error.empty()) {
+    out["state_error"] = r.state_error;
+    out["repair"] = r.repair;
+  }
+  return out;
+}
+
+json render(const StartResult& r) {
+  return {{"task", task_json(r.task)},
+          {"access_mode", "read_only"},
+          {"memories", hits_json(r.memories)}};
+}
+
+json render(const TurnResult& r) {
+  return {{"turn", r.turn}, {"revoked", r.revoked}, {"access_mode", "read_only"}};
+}
+
+json render(const GrantResult& r) {
+  return {{"grant", grant_json(r.grant)}, {"turn", r.turn}};
+}
+
+json render(const RevokeResult& r) {
+  return {{"revoked", r.revoked}, {"access_mode", access_mode(r.leased)}};
+}
+
+json render(const RequestResult& r) {
+  const std::string& id = r.request.id;
+  return {{"request", request_json(r.request)},
+          {"hint", "waiting for a person: `leasectl approve " + id + "` or `leasectl reject " + id +
+                       "`; the approval is good for this turn only"}};
+}
+
+json render(const ApproveResult& r) {
+  return {{"request", request_json(r.request)}, {"grant", grant_json(r.grant)}};
+}
+
+json render(const RejectResult& r) {
+  return {{"request", request_json(r.request)}};
+}
+
+json render(const CheckpointResult& r) {
+  return {{"checkpoint_id", r.checkpoint_id},
+          {"record_id", r.record_id},
+          {"status", to_string(r.status)},
+          {"access_mode", "read_only"},
+          {"text", r.text}};
+}
+
+json render(const ResumeResult& r) {
+  json checkpoint = nullptr;
+  if (r.checkpoint) {
+    checkpoint = {{"id", r.checkpoint->id},
+                  {"record_id", r.checkpoint->record_id},
+                  {"text", r.checkpoint->text}};
+  }
+  return {{"task", task_json(r.task)},
+          {"turn", r.turn},
+          {"access_mode", "read_only"},
+          {"checkpoint", std::move(checkpoint)},
+          {"memories", hits_json(r.memories)}};
+}
+
+json render(const TransitionResult& r) {
+  return {{"task", task_json(r.task)}, {"from", to_string(r.from)}, {"to", to_string(r.to)}};
+}
+
+json render(const MemorySearchResult& r) {
+  return {{"query", r.query}, {"hits", hits_json(r.hits)}};
+}
+
+json render(const MemorySaveResult& r) {
+  return {{"id", r.id}, {"title", r.title}};
+}
+
+json render(const SetAskResult& r) {
+  return {{"ask", ask_json(r.ask)}};
+}
+
+json render(const JournalStatus& s) {
+  return {{"enabled", s.enabled},
+          {"turn", s.turn},
+          {"bytes", s.bytes},
+          {"turns_kept", s.turns_kept},
+          {"not_undoable", s.not_undoable}};
+}
+
+json render(DiffResult r) {
+  json out = std::move(r.report);
+  if (!r.journal_on) out["journal"] = "off";
+  return out;
+}
+
+json render(UndoResult r) {
+  json out = std::move(r.report);
+  out["journaled_in_turn"] = r.journaled_in_turn;
+  out["can_be_undone"] = r.can_be_undone;
+  return out;
+}
+
+}  // namespace leasefs::gate::control

@@ -1,0 +1,150 @@
+// What the use cases answer: plain values, one struct per command. The service
+// never renders them; the control plane turns them into the wire's JSON
+// (control/render.hpp), so the reply format lives in one room.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/task_state.hpp"
+#include "gate/task_status.hpp"
+#include "memory/ledger_types.hpp"
+#include "memory/record.hpp"
+
+namespace leasefs::gate {
+
+// Ask mode as it stands for the current task (gate/ask.hpp).
+struct AskStatus {
+  int64_t timeout_ms = 0;
+  bool on = false;
+  bool set_by_task = false;  // else the mount's --ask
+  size_t waiting = 0;        // operations parked on a person
+};
+
+// A pending request of this turn, and whether an operation is parked on it.
+struct PendingRequest {
+  memory::Request request;
+  bool ask = false;
+};
+
+struct StatusReport {
+  TaskState task;  // no task when !task.has_task()
+  uint64_t turn = 0;
+  std::vector<Grant> grants;  // in force: this turn's, not expired
+  std::vector<PendingRequest> pending_requests;
+  bool pending_checkpoint = false;
+  size_t memory_records = 0;
+  // Refusals as the file plane reported them, newest last (event payloads).
+  std::vector<nlohmann::json> recent_refusals;
+  uint64_t refusals_total = 0;
+  // The daemon's file plane (descriptors, busy processes), when it gave one.
+  std::optional<nlohmann::json> file_plane;
+  std::vector<std::string> protected_paths;
+  AskStatus ask;
+  std::string state_error;  // empty unless state.json could not be read
+  std::string repair;       // how to repair it, with state_error
+};
+
+struct StartResult {
+  TaskState task;
+  std::vector<memory::SearchHit> memories;  // what memory knew before the task began
+};
+
+// turn and end-turn: the turn now, and how many grants ended with the old one.
+struct TurnResult {
+  uint64_t turn = 0;
+  size_t revoked = 0;
+};
+
+struct GrantResult {
+  Grant grant;
+  uint64_t turn = 0;
+};
+
+struct RevokeResult {
+  size_t revoked = 0;
+  bool leased = false;  // some grant is still in force
+};
+
+struct RequestResult {
+  memory::Request request;
+};
+
+struct ApproveResult {
+  memory::Request request;
+  Grant grant;
+};
+
+struct RejectResult {
+  memory::Request request;
+};
+
+struct CheckpointResult {
+  std::string checkpoint_id;
+  std::string record_id;
+  TaskStatus status = TaskStatus::kPaused;
+  std::string text;  // the resume record as saved
+};
+
+// The checkpoint a resumed task starts from.
+struct ResumedCheckpoint {
+  std::string id;
+  std::string record_id;
+  std::string text;
+};
+
+struct ResumeResult {
+  TaskState task;
+  uint64_t turn = 0;
+  std::optional<ResumedCheckpoint> checkpoint;
+  std::vector<memory::SearchHit> memories;
+};
+
+struct TransitionResult {
+  TaskState task;
+  TaskStatus from = TaskStatus::kInProgress;
+  TaskStatus to = TaskStatus::kInProgress;
+};
+
+struct MemorySearchResult {
+  std::string query;
+  std::vector<memory::SearchHit> hits;
+};
+
+struct MemorySaveResult {
+  std::string id;
+  std::string title;
+};
+
+struct SetAskResult {
+  AskStatus ask;
+};
+
+// diff: the journal's own report (journal/diff.hpp), passed through whole.
+struct DiffResult {
+  nlohmann::json report;
+  bool journal_on = true;  // false: mounted with --journal=off, nothing is kept
+};
+
+// undo: the journal's own report (journal/undo.hpp), and where the undo's own
+// changes went.
+struct UndoResult {
+  nlohmann::json report;
+  uint64_t journaled_in_turn = 0;
+  bool can_be_undone = false;  // not when the current turn itself was put back
+};
+
+// The journal's part of status (service/journal_use_cases.hpp).
+struct JournalStatus {
+  bool enabled = false;
+  uint64_t turn = 0;
+  uint64_t bytes = 0;
+  size_t turns_kept = 0;
+  std::vector<std::string> not_undoable;
+};
+
+}  // namespace leasefs::gate
