@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -19,6 +21,47 @@ constexpr const char* kLockName = "lock";
 
 std::string errno_text(int err) {
   return std::strerror(err);
+}
+
+// Whether `pid` is a process that is not on its way out: the kernel releases a
+// killed daemon's lock only when it closes the daemon's files, a moment after
+// its mount already answers ENOTCONN.
+bool lives(pid_t pid) {
+  if (pid <= 0) return false;
+  std::string stat;
+  {
+    base::UniqueFd fd(
+        ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return false;
+    char buf[1024];
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+    if (n <= 0) return false;
+    stat.assign(buf, static_cast<size_t>(n));
+  }
+  // "pid (comm) state ppid pgrp session tty_nr tpgid flags ..."; comm may hold anything.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return false;
+  const char state = stat[close + 2];
+  if (state == 'Z' || state == 'X' || state == 'x') return false;
+  unsigned long flags = 0;
+  if (std::sscanf(stat.c_str() + close + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1) {
+    return true;
+  }
+  constexpr unsigned long kPfExiting = 0x4;  // PF_EXITING
+  return (flags & kPfExiting) == 0;
+}
+
+// Takes the lock, waiting up to 5 s while its holder is a process on its way out.
+bool take_lock(int lock_fd, int root_fd) {
+  for (int waited_ms = 0;; waited_ms += 10) {
+    if (::flock(lock_fd, LOCK_EX | LOCK_NB) == 0) return true;
+    if (errno != EWOULDBLOCK) return false;
+    if (waited_ms >= 5000 || lives(LongrunDir::lock_holder(root_fd))) {
+      errno = EWOULDBLOCK;
+      return false;
+    }
+    ::usleep(10'000);
+  }
 }
 }  // namespace
 
@@ -34,7 +77,7 @@ LongrunDir::LongrunDir(int root_fd, std::string root_display) : root_(std::move(
   if (!lock_) {
     throw Error(Errc::kIoError, "cannot open " + root_ + "/.longrun/lock: " + errno_text(errno));
   }
-  if (::flock(lock_.get(), LOCK_EX | LOCK_NB) != 0) {
+  if (!take_lock(lock_.get(), root_fd)) {
     const int err = errno;
     if (err != EWOULDBLOCK) {
       throw Error(Errc::kIoError, "cannot lock " + root_ + "/.longrun/lock: " + errno_text(err));
