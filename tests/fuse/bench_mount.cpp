@@ -1,6 +1,10 @@
 // leasefs_bench_mount ROOT MOUNTPOINT [--xattr-enosys]: the passthrough with an
-// allow-all snapshot (one in-progress task, one unrestricted grant), in the
+// allow-all snapshot (one in-progress task, one unrestricted grant) and the
+// daemon's default protected globs, in the
 // foreground until SIGTERM/SIGINT. For bench/fs_bench.sh only.
+// Built a second time as leasefs_bench_mount_gate_off (gate_off.cpp): the gate's
+// checks always allow there, and it publishes a snapshot with no task at all, so
+// a write through it succeeds only if the checks really were taken out.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -12,6 +16,7 @@
 #include "fuse/filesystem.hpp"
 #include "fuse/session.hpp"
 #include "gate/gate.hpp"
+#include "gate/protected_paths.hpp"
 #include "tests/support/snapshots.hpp"
 
 using namespace leasefs;
@@ -31,7 +36,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   gate::Gate gate;
+  // As `leasefs mount` protects by default: with protected globs the gate needs
+  // the path of every gated call, which the filesystem then resolves.
+  gate.set_protected_globs(gate::default_protected_globs());
+#ifdef LEASEFS_BENCH_GATE_OFF
+  gate.publish(gate::GateSnapshot{});
+#else
   gate.publish(leasefs::test::leased_snapshot(1));
+#endif
   try {
     fuse::Filesystem fs(root.get(), gate, fo);
     fuse::MountOptions mo;
