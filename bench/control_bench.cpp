@@ -24,8 +24,6 @@
 #include "daemon/runtime.hpp"
 #include "protocol/client.hpp"
 
-using namespace leasefs::gate;
-using namespace leasefs::gate::control;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -54,7 +52,7 @@ double throughput(const std::string& socket, const char* cmd, int clients, doubl
   std::vector<std::thread> threads;
   for (int i = 0; i < clients; ++i) {
     threads.emplace_back([&] {
-      Client c = Client::connect(socket);
+      leasefs::protocol::Client c = leasefs::protocol::Client::connect(socket);
       uint64_t n = 0;
       while (!stop) {
         expect_ok(c.call(cmd));
@@ -82,12 +80,12 @@ int main(int argc, char** argv) {
   std::string root = tmp + "/root";
   std::filesystem::create_directories(root);
   leasefs::base::UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  RuntimeOptions options;
+  leasefs::daemon::RuntimeOptions options;
   options.socket_path = tmp + "/ctl.sock";
   {
-    Runtime runtime(root_fd.get(), root, options);
+    leasefs::daemon::Runtime runtime(root_fd.get(), root, options);
     runtime.start_control();
-    Client c = Client::connect(options.socket_path);
+    leasefs::protocol::Client c = leasefs::protocol::Client::connect(options.socket_path);
     expect_ok(c.call("start", {{"description", "benchmark the control socket"}}));
 
     std::vector<double> status;

@@ -4,13 +4,13 @@
 
 #include "service/service.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 AskDesk::~AskDesk() {
   stop();
 }
 
-void AskDesk::on_ask(Ask ask) noexcept {
+void AskDesk::on_ask(gate::Ask ask) noexcept {
   try {
     std::lock_guard lock(mu_);
     queue_.emplace_back(std::move(ask));
@@ -20,7 +20,7 @@ void AskDesk::on_ask(Ask ask) noexcept {
   cv_.notify_one();
 }
 
-void AskDesk::on_ask_ended(uint64_t id, AskEnd end) noexcept {
+void AskDesk::on_ask_ended(uint64_t id, gate::AskEnd end) noexcept {
   try {
     std::lock_guard lock(mu_);
     queue_.emplace_back(Ended{id, end});
@@ -53,7 +53,7 @@ void AskDesk::run() {
     queue_.pop_front();
     lock.unlock();
     try {
-      if (auto* ask = std::get_if<Ask>(&item)) {
+      if (auto* ask = std::get_if<gate::Ask>(&item)) {
         service_.open_ask(*ask);
       } else {
         const auto& ended = std::get<Ended>(item);
@@ -66,4 +66,4 @@ void AskDesk::run() {
   }
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

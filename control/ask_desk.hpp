@@ -12,21 +12,21 @@
 
 #include "gate/ask.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 class Service;
-}
+}  // namespace leasefs::service
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 class AskDesk final : public gate::AskDesk {
  public:
-  explicit AskDesk(Service& service) : service_(service) {}
+  explicit AskDesk(service::Service& service) : service_(service) {}
   ~AskDesk() override;
   AskDesk(const AskDesk&) = delete;
   AskDesk& operator=(const AskDesk&) = delete;
 
-  void on_ask(Ask ask) noexcept override;
-  void on_ask_ended(uint64_t id, AskEnd end) noexcept override;
+  void on_ask(gate::Ask ask) noexcept override;
+  void on_ask_ended(uint64_t id, gate::AskEnd end) noexcept override;
 
   void start();
   // Hands over what is queued, then joins the thread; idempotent.
@@ -35,18 +35,18 @@ class AskDesk final : public gate::AskDesk {
  private:
   struct Ended {
     uint64_t id;
-    AskEnd end;
+    gate::AskEnd end;
   };
   void run();
 
-  Service& service_;
+  service::Service& service_;
   std::mutex mu_;
   std::condition_variable cv_;
   // Bounded by the filesystem's bound on parked requests: each raises one ask
   // and ends at most once.
-  std::deque<std::variant<Ask, Ended>> queue_;
+  std::deque<std::variant<gate::Ask, Ended>> queue_;
   bool stopping_ = false;
   std::thread worker_;
 };
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 struct Budgets {
   size_t connections_per_uid = 64;
@@ -48,4 +48,4 @@ struct BudgetCounters {
   }
 };
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

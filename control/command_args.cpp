@@ -2,11 +2,11 @@
 
 #include "service/service.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
-Service& service(CommandContext& ctx) {
+service::Service& service(CommandContext& ctx) {
   if (!ctx.service) throw Error(Errc::kInternal, "no service attached to the control plane");
   return *ctx.service;
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -16,11 +16,11 @@
 #include "control/commands.hpp"
 #include "protocol/arg_text.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 class Service;
-}
+}  // namespace leasefs::service
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 using nlohmann::json;
 
@@ -91,7 +91,7 @@ class Args {
     if (!v) return {};
     if (v->is_string()) {
       if (v->get_ref<const std::string&>().size() > kMaxNameBytes) too_long(name, kMaxNameBytes);
-      return split_csv(v->get_ref<const std::string&>());
+      return protocol::split_csv(v->get_ref<const std::string&>());
     }
     return str_list(name);
   }
@@ -152,7 +152,7 @@ class Args {
                 "command '" + std::string(cmd_) + "': argument '" + name + "' must be a " +
                     expected +
                     (what ? std::string(", got ") + what + " of type " : std::string(", got ")) +
-                    json_type_name(got));
+                    protocol::json_type_name(got));
   }
 
   std::string_view cmd_;
@@ -161,6 +161,6 @@ class Args {
 };
 
 // The service the handlers call; an internal error when none is attached.
-Service& service(CommandContext& ctx);
+service::Service& service(CommandContext& ctx);
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -7,7 +7,7 @@
 #include "memory/memory_error.hpp"
 #include "service/service.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 using nlohmann::json;
 
@@ -33,23 +33,24 @@ json reply_for_current_exception(const json& id) {
   try {
     throw;
   } catch (const Error& e) {  // memory::LedgerError is one too
-    return error_reply(id, e.errc(), e.what());
+    return protocol::error_reply(id, e.errc(), e.what());
   } catch (const memory::MemoryError& e) {
     spdlog::error("control: memory error: {}", e.what());
-    return error_reply(id, Errc::kMemoryError, e.what());
+    return protocol::error_reply(id, Errc::kMemoryError, e.what());
   } catch (const std::exception& e) {
     spdlog::error("control: internal error: {}", e.what());
-    return error_reply(id, Errc::kInternal, std::string("internal error: ") + e.what());
+    return protocol::error_reply(id, Errc::kInternal, std::string("internal error: ") + e.what());
   } catch (...) {
     spdlog::error("control: internal error: unknown exception");
-    return error_reply(id, Errc::kInternal, "internal error");
+    return protocol::error_reply(id, Errc::kInternal, "internal error");
   }
 }
 
-Dispatcher::Outcome Dispatcher::handle_line(std::string_view line, const Actor& actor) noexcept {
+Dispatcher::Outcome Dispatcher::handle_line(std::string_view line,
+                                            const gate::Actor& actor) noexcept {
   json id;  // null until the parser finds one
   try {
-    Request req = parse_request(line, &id);
+    protocol::Request req = protocol::parse_request(line, &id);
     return dispatch(req, actor);
   } catch (...) {
     try {
@@ -60,7 +61,8 @@ Dispatcher::Outcome Dispatcher::handle_line(std::string_view line, const Actor& 
   }
 }
 
-Dispatcher::Outcome Dispatcher::dispatch(const Request& req, const Actor& actor) noexcept {
+Dispatcher::Outcome Dispatcher::dispatch(const protocol::Request& req,
+                                         const gate::Actor& actor) noexcept {
   try {
     const Command* command = find_command(req.cmd);
     if (!command) {
@@ -78,7 +80,8 @@ Dispatcher::Outcome Dispatcher::dispatch(const Request& req, const Actor& actor)
   }
 }
 
-json Dispatcher::run(const Command& command, const Request& req, const Actor& actor) {
+json Dispatcher::run(const Command& command, const protocol::Request& req,
+                     const gate::Actor& actor) {
   auto call = [&]() -> std::pair<json, bool> {
     // Returns the reply (without id) and whether it may be remembered: refusals
     // and results are final; storage and internal failures may go away on retry.
@@ -86,7 +89,7 @@ json Dispatcher::run(const Command& command, const Request& req, const Actor& ac
       json result = command.handler(ctx_, req.args, actor);
       // Answered only once on disk, outside the service's lock (group commit).
       if (ctx_.service) ctx_.service->await_durable();
-      return {ok_reply(nullptr, std::move(result)), true};
+      return {protocol::ok_reply(nullptr, std::move(result)), true};
     } catch (...) {
       json reply = reply_for_current_exception(nullptr);
       auto c = errc_from_wire(reply["error"].value("code", ""));
@@ -140,8 +143,8 @@ std::string request_fingerprint(std::string_view cmd, const json& args) {
   return base::sha256_hex(text);
 }
 
-std::string scoped_idempotency_key(const Actor& actor, std::string_view key) {
+std::string scoped_idempotency_key(const gate::Actor& actor, std::string_view key) {
   return std::to_string(actor.uid) + ":" + std::string(key);
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

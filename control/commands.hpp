@@ -18,34 +18,35 @@
 #include "gate/actor.hpp"
 #include "protocol/request.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 class Service;
 class JournalUseCases;
-}  // namespace leasefs::gate
+}  // namespace leasefs::service
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 // What handlers reach: the service, and the audit log's chain check.
 struct CommandContext {
-  Service* service = nullptr;
+  service::Service* service = nullptr;
   // Returns {"ok":bool, ...}; an {"ok":false} answer becomes Error{audit_broken}.
   std::function<nlohmann::json()> audit_verify;
   // What the control socket's budgets refused so far (shown by `status`); may be empty.
   std::function<nlohmann::json()> control_stats;
   // The journal's diff and undo; null when the daemon keeps no journal.
-  JournalUseCases* journal = nullptr;
+  service::JournalUseCases* journal = nullptr;
 };
 
 // One handler per registry line, each in the file of its group
 // (control/commands_<group>.cpp): adding a command is a line in
 // protocol/command_list.def and its handle_<id>.
-#define LEASEFS_COMMAND(id, name, mutating, streams, summary) \
-  nlohmann::json handle_##id(CommandContext& ctx, const nlohmann::json& args, const Actor& actor);
+#define LEASEFS_COMMAND(id, name, mutating, streams, summary)                 \
+  nlohmann::json handle_##id(CommandContext& ctx, const nlohmann::json& args, \
+                             const gate::Actor& actor);
 #include "protocol/command_list.def"
 #undef LEASEFS_COMMAND
 
 using Handler = nlohmann::json (*)(CommandContext& ctx, const nlohmann::json& args,
-                                   const Actor& actor);
+                                   const gate::Actor& actor);
 
 struct Command {
   std::string_view name;
@@ -80,7 +81,7 @@ class ReplyMemo {
 std::string request_fingerprint(std::string_view cmd, const nlohmann::json& args);
 
 // The memo key of `key` sent by `actor`: keys are per caller uid.
-std::string scoped_idempotency_key(const Actor& actor, std::string_view key);
+std::string scoped_idempotency_key(const gate::Actor& actor, std::string_view key);
 
 // The error reply for the exception being handled (call inside a catch block):
 // Error keeps its code, a ledger refusal its code, memory failures become
@@ -98,11 +99,12 @@ class Dispatcher {
 
   // One line in, one reply out. Never throws (except std::bad_alloc's cousins
   // it cannot report).
-  Outcome handle_line(std::string_view line, const Actor& actor) noexcept;
-  Outcome dispatch(const Request& request, const Actor& actor) noexcept;
+  Outcome handle_line(std::string_view line, const gate::Actor& actor) noexcept;
+  Outcome dispatch(const protocol::Request& request, const gate::Actor& actor) noexcept;
 
  private:
-  nlohmann::json run(const Command& command, const Request& request, const Actor& actor);
+  nlohmann::json run(const Command& command, const protocol::Request& request,
+                     const gate::Actor& actor);
 
   CommandContext ctx_;
   ReplyMemo* memo_;
@@ -112,4 +114,4 @@ class Dispatcher {
   std::mutex keyed_mu_;
 };
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -1,15 +1,15 @@
 // What happened: watch (the stream itself is the server's) and audit.verify.
 #include "control/command_args.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
-json handle_watch(CommandContext&, const json& args, const Actor&) {
+json handle_watch(CommandContext&, const json& args, const gate::Actor&) {
   Args a("watch", args);
   a.finish();
   return json{{"watching", true}};
 }
 
-json handle_audit_verify(CommandContext& ctx, const json& args, const Actor&) {
+json handle_audit_verify(CommandContext& ctx, const json& args, const gate::Actor&) {
   Args a("audit.verify", args);
   a.finish();
   if (!ctx.audit_verify) throw Error(Errc::kInternal, "no audit log attached");
@@ -21,4 +21,4 @@ json handle_audit_verify(CommandContext& ctx, const json& args, const Actor&) {
   return result;
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

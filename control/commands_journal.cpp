@@ -5,13 +5,13 @@
 #include "control/render.hpp"
 #include "service/journal_use_cases.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 namespace {
 
 constexpr size_t kMaxPathBytes = 4096;
 
-JournalUseCases& journal(CommandContext& ctx) {
+service::JournalUseCases& journal(CommandContext& ctx) {
   if (!ctx.journal) {
     throw Error(Errc::kNotFound,
                 "this daemon keeps no journal (mounted with --journal=off); remount without it");
@@ -21,9 +21,9 @@ JournalUseCases& journal(CommandContext& ctx) {
 
 }  // namespace
 
-json handle_diff(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_diff(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("diff", args);
-  DiffArgs d;
+  service::DiffArgs d;
   d.turn = a.opt_count("turn");
   d.paths = a.str_list("paths", kMaxListItems, kMaxPathBytes);
   d.stat = a.flag("stat");
@@ -31,9 +31,9 @@ json handle_diff(CommandContext& ctx, const json& args, const Actor& actor) {
   return render(journal(ctx).diff(d, actor));
 }
 
-json handle_undo(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_undo(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("undo", args);
-  UndoArgs u;
+  service::UndoArgs u;
   auto turn = a.opt_count("turn");
   if (!turn) a.missing("turn", "the turn to put back");
   u.turn = *turn;
@@ -45,4 +45,4 @@ json handle_undo(CommandContext& ctx, const json& args, const Actor& actor) {
   return render(journal(ctx).undo(u, actor));
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -4,20 +4,21 @@
 #include "gate/op.hpp"
 #include "service/service.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
-json handle_grant(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_grant(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("grant", args);
-  GrantArgs g;
+  service::GrantArgs g;
   g.reason = a.str("reason");
   g.paths = a.str_list("paths");
   std::vector<std::string> ops = a.csv_list("ops");
   if (!ops.empty()) {
     std::string unknown;
-    auto mask = parse_op_classes(ops, &unknown);
+    auto mask = gate::parse_op_classes(ops, &unknown);
     if (!mask) {
       std::string known;
-      for (const auto& n : op_class_names(kAllOps)) known += (known.empty() ? "" : ",") + n;
+      for (const auto& n : gate::op_class_names(gate::kAllOps))
+        known += (known.empty() ? "" : ",") + n;
       a.invalid("ops", "names an unknown op class '" + unknown + "' (known: " + known + ")");
     }
     g.ops = *mask;
@@ -25,7 +26,7 @@ json handle_grant(CommandContext& ctx, const json& args, const Actor& actor) {
   if (const json* ttl = a.raw("ttl")) {
     std::optional<int64_t> ms;
     if (ttl->is_string()) {
-      ms = parse_duration_ms(ttl->get_ref<const std::string&>());
+      ms = protocol::parse_duration_ms(ttl->get_ref<const std::string&>());
     } else if (ttl->is_number_integer() || ttl->is_number_unsigned()) {
       int64_t secs = ttl->is_number_unsigned() && ttl->get<uint64_t>() > INT64_MAX / 1000
                          ? -1
@@ -35,7 +36,7 @@ json handle_grant(CommandContext& ctx, const json& args, const Actor& actor) {
       throw Error(Errc::kBadRequest,
                   "command 'grant': argument 'ttl' must be a string like \"10m\" or an "
                   "integer number of seconds, got " +
-                      json_type_name(*ttl));
+                      protocol::json_type_name(*ttl));
     }
     if (!ms || *ms <= 0) {
       a.invalid("ttl",
@@ -48,23 +49,23 @@ json handle_grant(CommandContext& ctx, const json& args, const Actor& actor) {
   return render(service(ctx).grant(g, actor));
 }
 
-json handle_revoke(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_revoke(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("revoke", args);
   auto id = a.opt_str("grant_id", kMaxIdArgBytes);
   a.finish();
   return render(service(ctx).revoke(id, actor));
 }
 
-json handle_request(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_request(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("request", args);
-  RequestArgs r;
+  service::RequestArgs r;
   r.reason = a.str("reason");
   r.paths = a.str_list("paths");
   a.finish();
   return render(service(ctx).request(r, actor));
 }
 
-json handle_approve(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_approve(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("approve", args);
   std::string id = a.str("id", kMaxIdArgBytes);
   std::string reason = a.str_or("reason", "");
@@ -72,7 +73,7 @@ json handle_approve(CommandContext& ctx, const json& args, const Actor& actor) {
   return render(service(ctx).approve(id, reason, actor));
 }
 
-json handle_reject(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_reject(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("reject", args);
   std::string id = a.str("id", kMaxIdArgBytes);
   std::string reason = a.str_or("reason", "");
@@ -80,7 +81,7 @@ json handle_reject(CommandContext& ctx, const json& args, const Actor& actor) {
   return render(service(ctx).reject(id, reason, actor));
 }
 
-json handle_ask(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_ask(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("ask", args);
   const std::string wait = a.str("wait", kMaxNameBytes);
   a.finish();
@@ -88,7 +89,7 @@ json handle_ask(CommandContext& ctx, const json& args, const Actor& actor) {
   if (wait == "off") {
     ms = 0;
   } else if (wait != "default") {
-    ms = parse_duration_ms(wait);
+    ms = protocol::parse_duration_ms(wait);
     if (!ms || *ms <= 0) {
       a.invalid("wait",
                 "must be a duration (30s, 2m), \"off\", or \"default\" (the mount's --ask)");
@@ -97,4 +98,4 @@ json handle_ask(CommandContext& ctx, const json& args, const Actor& actor) {
   return render(service(ctx).set_ask(ms, actor));
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

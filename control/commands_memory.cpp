@@ -3,9 +3,9 @@
 #include "control/render.hpp"
 #include "service/service.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
-json handle_memory_search(CommandContext& ctx, const json& args, const Actor&) {
+json handle_memory_search(CommandContext& ctx, const json& args, const gate::Actor&) {
   Args a("memory.search", args);
   std::string query = a.str("query", kMaxNameBytes);
   uint64_t limit = a.opt_count("limit").value_or(10);
@@ -14,7 +14,7 @@ json handle_memory_search(CommandContext& ctx, const json& args, const Actor&) {
   return render(service(ctx).memory_search(query, static_cast<size_t>(limit)));
 }
 
-json handle_memory_save(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_memory_save(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("memory.save", args);
   std::string title = a.str("title");
   std::string content = a.str("content", kMaxNoteBytes);
@@ -23,4 +23,4 @@ json handle_memory_save(CommandContext& ctx, const json& args, const Actor& acto
   return render(service(ctx).memory_save(title, content, keywords, actor));
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -6,15 +6,16 @@
 #include "service/journal_use_cases.hpp"
 #include "service/service.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 namespace {
 
-TaskStatus status_arg(Args& a, const char* name, const std::string& text) {
-  auto st = parse_status(text);
+gate::TaskStatus status_arg(Args& a, const char* name, const std::string& text) {
+  auto st = gate::parse_status(text);
   if (!st) {
     std::string names;
-    for (auto s : kAllStatuses) names += (names.empty() ? "" : ", ") + std::string(to_string(s));
+    for (auto s : gate::kAllStatuses)
+      names += (names.empty() ? "" : ", ") + std::string(to_string(s));
     a.invalid(name, "is not a task status: '" + text + "' (one of: " + names + ")");
   }
   return *st;
@@ -22,7 +23,7 @@ TaskStatus status_arg(Args& a, const char* name, const std::string& text) {
 
 }  // namespace
 
-json handle_status(CommandContext& ctx, const json& args, const Actor&) {
+json handle_status(CommandContext& ctx, const json& args, const gate::Actor&) {
   Args a("status", args);
   a.finish();
   json out = render(service(ctx).status());
@@ -31,9 +32,9 @@ json handle_status(CommandContext& ctx, const json& args, const Actor&) {
   return out;
 }
 
-json handle_start(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_start(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("start", args);
-  StartArgs s;
+  service::StartArgs s;
   s.description = a.str("description");
   s.keywords = a.str_list("keywords");
   s.done_when = a.str_or("done_when", "");
@@ -41,21 +42,21 @@ json handle_start(CommandContext& ctx, const json& args, const Actor& actor) {
   return render(service(ctx).start(s, actor));
 }
 
-json handle_turn(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_turn(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("turn", args);
   a.finish();
   return render(service(ctx).turn(actor));
 }
 
-json handle_end_turn(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_end_turn(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("end-turn", args);
   a.finish();
   return render(service(ctx).end_turn(actor));
 }
 
-json handle_checkpoint(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_checkpoint(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("checkpoint", args);
-  CheckpointArgs c;
+  service::CheckpointArgs c;
   c.retry_pending = a.flag("retry_pending");
   if (c.retry_pending) {
     c.summary = a.str_or("summary", "");
@@ -73,19 +74,19 @@ json handle_checkpoint(CommandContext& ctx, const json& args, const Actor& actor
   return render(service(ctx).checkpoint(c, actor));
 }
 
-json handle_resume(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_resume(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("resume", args);
   auto id = a.opt_str("task_id", kMaxIdArgBytes);
   a.finish();
   return render(service(ctx).resume(id, actor));
 }
 
-json handle_transition(CommandContext& ctx, const json& args, const Actor& actor) {
+json handle_transition(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("transition", args);
-  TaskStatus to = status_arg(a, "state", a.str("state", kMaxIdArgBytes));
+  gate::TaskStatus to = status_arg(a, "state", a.str("state", kMaxIdArgBytes));
   std::string reason = a.str_or("reason", "");
   a.finish();
   return render(service(ctx).transition(to, reason, actor));
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -4,13 +4,13 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 namespace {
 constexpr size_t kReadChunk = 64 * 1024;
 }
 
-Connection::Connection(uint64_t id_, base::UniqueFd fd_, const Actor& actor_,
+Connection::Connection(uint64_t id_, base::UniqueFd fd_, const gate::Actor& actor_,
                        std::unique_ptr<UidBudgets::Slot> slot_)
     : id(id_), fd(std::move(fd_)), actor(actor_), slot(std::move(slot_)) {}
 
@@ -85,4 +85,4 @@ void say_and_forget(int fd, const std::string& line) {
   (void)r;
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -16,19 +16,19 @@
 #include "gate/actor.hpp"
 #include "protocol/request.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 struct Connection {
   using Clock = std::chrono::steady_clock;
 
-  Connection(uint64_t id, base::UniqueFd fd, const Actor& actor,
+  Connection(uint64_t id, base::UniqueFd fd, const gate::Actor& actor,
              std::unique_ptr<UidBudgets::Slot> slot);
 
   const uint64_t id;  // never reused, so a late reply cannot reach another client
   base::UniqueFd fd;
-  const Actor actor;
+  const gate::Actor actor;
   std::unique_ptr<UidBudgets::Slot> slot;  // a connection's, then a watch stream's
-  LineFramer framer;
+  protocol::LineFramer framer;
   std::string out;  // the rest of a reply (or event) the peer has not taken yet
   Clock::time_point last_active = Clock::now();
   Clock::time_point last_progress = Clock::now();  // of writing `out`
@@ -53,4 +53,4 @@ struct Connection {
 // word to a peer that is being closed or turned away.
 void say_and_forget(int fd, const std::string& line);
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

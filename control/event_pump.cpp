@@ -10,40 +10,40 @@
 #include "base/sha256.hpp"
 #include "service/service.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 using nlohmann::json;
 
 namespace {
 
-std::string refusal_key(const Refusal& r) {
+std::string refusal_key(const gate::Refusal& r) {
   return std::to_string(r.caller.uid) + '/' + std::to_string(r.caller.pid) + '/' + r.process + '/' +
-         std::string(op_name(r.op)) + '/' + std::string(to_string(r.reason)) + '/' + r.path;
+         std::string(gate::op_name(r.op)) + '/' + std::string(to_string(r.reason)) + '/' + r.path;
 }
 
-std::string allowed_key(const Allowed& a) {
+std::string allowed_key(const gate::Allowed& a) {
   // Lengths first: a path holding '/' or '>' cannot make two keys collide.
   return std::to_string(a.caller.uid) + '/' + std::to_string(a.caller.pid) + '/' +
-         std::string(op_name(a.op)) + '/' + a.grant_id + '/' + std::to_string(a.path.size()) + ':' +
-         a.path + '>' + a.target;
+         std::string(gate::op_name(a.op)) + '/' + a.grant_id + '/' + std::to_string(a.path.size()) +
+         ':' + a.path + '>' + a.target;
 }
 
-std::string overflow_key(const Refusal& r) {
-  return std::to_string(r.caller.uid) + '/' + std::string(op_name(r.op)) + '/' +
+std::string overflow_key(const gate::Refusal& r) {
+  return std::to_string(r.caller.uid) + '/' + std::string(gate::op_name(r.op)) + '/' +
          std::string(to_string(r.reason));
 }
 
 }  // namespace
 
-GateEventPump::GateEventPump(Service* service, EventBus& events, uint64_t hash_limit_bytes,
-                             size_t capacity)
+GateEventPump::GateEventPump(service::Service* service, service::EventBus& events,
+                             uint64_t hash_limit_bytes, size_t capacity)
     : service_(service), events_(events), hash_limit_(hash_limit_bytes), capacity_(capacity) {}
 
 GateEventPump::~GateEventPump() {
   stop();
 }
 
-void GateEventPump::on_refusal(Refusal refusal) noexcept {
+void GateEventPump::on_refusal(gate::Refusal refusal) noexcept {
   try {
     bool wake = false;
     {
@@ -53,7 +53,7 @@ void GateEventPump::on_refusal(Refusal refusal) noexcept {
         return;
       }
       const bool idle = refusals_.empty() && overflow_.empty();
-      std::map<std::string, Refusal>* into = &refusals_;
+      std::map<std::string, gate::Refusal>* into = &refusals_;
       std::string key = refusal_key(refusal);
       if (refusals_.size() >= kMaxRefusalKeys && !refusals_.contains(key)) {
         into = &overflow_;
@@ -74,7 +74,7 @@ void GateEventPump::on_refusal(Refusal refusal) noexcept {
   }
 }
 
-void GateEventPump::on_write_closed(WriteClosed closed) noexcept {
+void GateEventPump::on_write_closed(gate::WriteClosed closed) noexcept {
   try {
     {
       std::unique_lock lock(mu_);
@@ -93,7 +93,7 @@ void GateEventPump::on_write_closed(WriteClosed closed) noexcept {
   }
 }
 
-void GateEventPump::on_allowed(Allowed allowed) noexcept {
+void GateEventPump::on_allowed(gate::Allowed allowed) noexcept {
   try {
     bool wake = false;
     {
@@ -146,8 +146,8 @@ void GateEventPump::stop() {
   if (bookkeeper_.joinable()) bookkeeper_.join();
 }
 
-std::vector<Refusal> GateEventPump::take_refusals() {
-  std::vector<Refusal> out;
+std::vector<gate::Refusal> GateEventPump::take_refusals() {
+  std::vector<gate::Refusal> out;
   out.reserve(refusals_.size() + overflow_.size());
   for (auto& [key, r] : refusals_) out.push_back(std::move(r));
   for (auto& [key, r] : overflow_) out.push_back(std::move(r));
@@ -172,7 +172,7 @@ void GateEventPump::run() {
       }
     }
     if (!closed_.empty()) {
-      WriteClosed closed = std::move(closed_.front());
+      gate::WriteClosed closed = std::move(closed_.front());
       closed_.pop_front();
       lock.unlock();
       // All: writers of closed files and of allowed records wait on the same
@@ -187,8 +187,8 @@ void GateEventPump::run() {
       continue;
     }
     if (due()) {
-      std::map<std::string, Allowed> allowed = std::exchange(allowed_, {});
-      std::vector<Refusal> batch = take_refusals();
+      std::map<std::string, gate::Allowed> allowed = std::exchange(allowed_, {});
+      std::vector<gate::Refusal> batch = take_refusals();
       next_flush_ = std::chrono::steady_clock::now() + kRefusalInterval;
       lock.unlock();
       cv_space_.notify_all();
@@ -196,8 +196,8 @@ void GateEventPump::run() {
         try {
           events_.publish(allowed_event(a));
         } catch (const std::exception& e) {
-          spdlog::error("control: could not publish an allowed {} of {}: {}", op_name(a.op), a.path,
-                        e.what());
+          spdlog::error("control: could not publish an allowed {} of {}: {}", gate::op_name(a.op),
+                        a.path, e.what());
         }
       }
       publish_refusals(std::move(batch));
@@ -221,18 +221,18 @@ void GateEventPump::run() {
   }
 }
 
-void GateEventPump::publish_refusals(std::vector<Refusal> refusals) {
+void GateEventPump::publish_refusals(std::vector<gate::Refusal> refusals) {
   try {
     std::vector<json> events;
     events.reserve(refusals.size());
     uint64_t total = 0;
-    for (const Refusal& r : refusals) {
+    for (const gate::Refusal& r : refusals) {
       events.push_back(refusal_event(r));
       total += r.count;
     }
     if (events.size() <= 8) {
-      for (const Refusal& r : refusals) {
-        spdlog::info("refused {} {} (pid {} {}): {}{}", op_name(r.op), r.path, r.caller.pid,
+      for (const gate::Refusal& r : refusals) {
+        spdlog::info("refused {} {} (pid {} {}): {}{}", gate::op_name(r.op), r.path, r.caller.pid,
                      r.process, to_string(r.reason),
                      r.count > 1 ? " x" + std::to_string(r.count) : std::string());
       }
@@ -276,9 +276,9 @@ void GateEventPump::bookkeeping() {
   }
 }
 
-json GateEventPump::refusal_event(const Refusal& r) {
+json GateEventPump::refusal_event(const gate::Refusal& r) {
   json event = {{"type", "refusal"},
-                {"op", std::string(op_name(r.op))},
+                {"op", std::string(gate::op_name(r.op))},
                 {"path", r.path},
                 {"pid", r.caller.pid},
                 {"uid", r.caller.uid},
@@ -289,8 +289,8 @@ json GateEventPump::refusal_event(const Refusal& r) {
   return event;
 }
 
-json GateEventPump::allowed_event(const Allowed& a) {
-  json event = {{"type", "allowed"},   {"op", std::string(op_name(a.op))},
+json GateEventPump::allowed_event(const gate::Allowed& a) {
+  json event = {{"type", "allowed"},   {"op", std::string(gate::op_name(a.op))},
                 {"path", a.path},      {"uid", a.caller.uid},
                 {"pid", a.caller.pid}, {"grant_id", a.grant_id},
                 {"count", a.count}};
@@ -298,7 +298,7 @@ json GateEventPump::allowed_event(const Allowed& a) {
   return event;
 }
 
-json GateEventPump::write_closed_event(const WriteClosed& c, uint64_t hash_limit_bytes) {
+json GateEventPump::write_closed_event(const gate::WriteClosed& c, uint64_t hash_limit_bytes) {
   json event = {{"type", "write_closed"}, {"path", c.path},      {"bytes", c.bytes_written},
                 {"grant_id", c.grant_id}, {"pid", c.caller.pid}, {"uid", c.caller.uid}};
   if (!c.content) {
@@ -324,4 +324,4 @@ json GateEventPump::write_closed_event(const WriteClosed& c, uint64_t hash_limit
   return event;
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -34,15 +34,15 @@
 #include "gate/gate.hpp"
 #include "service/event_bus.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 class Service;
-}
+}  // namespace leasefs::service
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 inline constexpr uint64_t kDefaultHashLimitBytes = uint64_t{64} << 20;
 
-class GateEventPump final : public GateEventSink {
+class GateEventPump final : public gate::GateEventSink {
  public:
   static constexpr size_t kMaxRefusalKeys = 4096;
   static constexpr size_t kMaxAllowedKeys = 4096;
@@ -50,44 +50,45 @@ class GateEventPump final : public GateEventSink {
 
   // `service` may be null (events only). `capacity` bounds the queue of files
   // closed after a leased write.
-  GateEventPump(Service* service, EventBus& events,
+  GateEventPump(service::Service* service, service::EventBus& events,
                 uint64_t hash_limit_bytes = kDefaultHashLimitBytes, size_t capacity = 4096);
   ~GateEventPump() override;
   GateEventPump(const GateEventPump&) = delete;
   GateEventPump& operator=(const GateEventPump&) = delete;
 
-  void on_refusal(Refusal refusal) noexcept override;
-  void on_write_closed(WriteClosed closed) noexcept override;
-  void on_allowed(Allowed allowed) noexcept override;
+  void on_refusal(gate::Refusal refusal) noexcept override;
+  void on_write_closed(gate::WriteClosed closed) noexcept override;
+  void on_allowed(gate::Allowed allowed) noexcept override;
 
   void start();
   // Publishes what is queued and counted, then joins the worker; idempotent.
   void stop();
 
-  static nlohmann::json refusal_event(const Refusal& refusal);
-  static nlohmann::json allowed_event(const Allowed& allowed);
+  static nlohmann::json refusal_event(const gate::Refusal& refusal);
+  static nlohmann::json allowed_event(const gate::Allowed& allowed);
   // Hashes `closed.content` unless it is larger than `hash_limit_bytes`.
-  static nlohmann::json write_closed_event(const WriteClosed& closed, uint64_t hash_limit_bytes);
+  static nlohmann::json write_closed_event(const gate::WriteClosed& closed,
+                                           uint64_t hash_limit_bytes);
 
  private:
   void run();
   // Takes the counted refusals (caller holds mu_).
-  std::vector<Refusal> take_refusals();
-  void publish_refusals(std::vector<Refusal> refusals);
+  std::vector<gate::Refusal> take_refusals();
+  void publish_refusals(std::vector<gate::Refusal> refusals);
   void bookkeeping();  // hands refusals to the service, on a thread of its own
 
-  Service* service_;
-  EventBus& events_;
+  service::Service* service_;
+  service::EventBus& events_;
   uint64_t hash_limit_;
   size_t capacity_;
 
   std::mutex mu_;
   std::condition_variable cv_;        // the worker waits on it
   std::condition_variable cv_space_;  // writers wait on it for room in closed_
-  std::deque<WriteClosed> closed_;
-  std::map<std::string, Refusal> refusals_;  // key: uid/pid/process/op/reason/path
-  std::map<std::string, Refusal> overflow_;  // key: uid/op/reason
-  std::map<std::string, Allowed> allowed_;   // key: uid/pid/op/grant/path/target
+  std::deque<gate::WriteClosed> closed_;
+  std::map<std::string, gate::Refusal> refusals_;  // key: uid/pid/process/op/reason/path
+  std::map<std::string, gate::Refusal> overflow_;  // key: uid/op/reason
+  std::map<std::string, gate::Allowed> allowed_;   // key: uid/pid/op/grant/path/target
   uint64_t dropped_allowed_ = 0;
   std::chrono::steady_clock::time_point next_flush_{};
   uint64_t dropped_closed_ = 0;
@@ -107,4 +108,4 @@ class GateEventPump final : public GateEventSink {
   std::thread bookkeeper_;
 };
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

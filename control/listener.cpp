@@ -11,7 +11,7 @@
 
 #include "base/error.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 namespace {
 
@@ -145,4 +145,4 @@ void Listener::close() {
   if (bound_ && ::lstat(path_.c_str(), &st) == 0 && st.st_ino == ino_) ::unlink(path_.c_str());
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

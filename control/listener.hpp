@@ -9,7 +9,7 @@
 
 #include "base/unique_fd.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 struct ListenerOptions {
   std::string socket_path;
@@ -46,4 +46,4 @@ class Listener {
 // Creates `dir` and its missing parents with mode 0755. Throws Error{io_error}.
 void make_socket_dir(const std::string& dir);
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -11,7 +11,7 @@
 #define SO_PEERGROUPS 59  // Linux 4.13
 #endif
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 bool ApproverPolicy::is_approver(uid_t uid, gid_t gid, const std::vector<gid_t>& groups) const {
   if (uid == 0 || uid == owner_uid) return true;
@@ -24,13 +24,13 @@ bool ApproverPolicy::is_approver(uid_t uid, gid_t gid, const std::vector<gid_t>&
   return false;
 }
 
-std::optional<Actor> peer_actor(int fd, const ApproverPolicy& policy) {
+std::optional<gate::Actor> peer_actor(int fd, const ApproverPolicy& policy) {
   struct ucred cred {};
   socklen_t len = sizeof(cred);
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred)) {
     return std::nullopt;
   }
-  Actor actor;
+  gate::Actor actor;
   actor.pid = cred.pid;
   actor.uid = cred.uid;
   actor.gid = cred.gid;
@@ -62,4 +62,4 @@ std::optional<std::vector<gid_t>> peer_groups(int fd) {
   }
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -9,7 +9,7 @@
 
 #include "gate/actor.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 struct ApproverPolicy {
   uid_t owner_uid = 0;  // the daemon's owner (geteuid() of the daemon)
@@ -22,7 +22,7 @@ struct ApproverPolicy {
 };
 
 // The peer of a connected Unix socket; nullopt when the kernel will not say.
-std::optional<Actor> peer_actor(int fd, const ApproverPolicy& policy);
+std::optional<gate::Actor> peer_actor(int fd, const ApproverPolicy& policy);
 
 // The peer's supplementary groups as the kernel recorded them when it connected
 // (SO_PEERGROUPS): the same credentials SO_PEERCRED reports, so a process that
@@ -30,4 +30,4 @@ std::optional<Actor> peer_actor(int fd, const ApproverPolicy& policy);
 // look at /proc/<pid>/status could. nullopt when the kernel will not say.
 std::optional<std::vector<gid_t>> peer_groups(int fd);
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -2,7 +2,7 @@
 
 #include "gate/op.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 using nlohmann::json;
 
@@ -16,13 +16,13 @@ const char* access_mode(bool leased) {
 
 // The wire's grant, kept apart from state.json's (gate/task_state.cpp): the two
 // happen to agree today, but a change of the state file must not change replies.
-json grant_json(const Grant& g) {
+json grant_json(const gate::Grant& g) {
   json j = {{"id", g.id},
             {"turn", g.turn},
             {"reason", g.reason},
             {"approver_uid", g.approver_uid},
             {"paths", g.paths},
-            {"ops", op_class_names(g.ops)},
+            {"ops", gate::op_class_names(g.ops)},
             {"issued_ms", g.issued_ms},
             {"expires_ms", g.expires_ms ? json(*g.expires_ms) : json(nullptr)}};
   if (!g.request_id.empty()) j["request_id"] = g.request_id;
@@ -47,7 +47,7 @@ json request_json(const memory::Request& r) {
   return j;
 }
 
-json task_json(const TaskState& s) {
+json task_json(const gate::TaskState& s) {
   if (!s.has_task()) return nullptr;
   return {{"task_id", s.task_id},
           {"description", s.description},
@@ -73,14 +73,14 @@ json hits_json(const std::vector<memory::SearchHit>& hits) {
   return out;
 }
 
-json ask_json(const AskStatus& a) {
+json ask_json(const service::AskStatus& a) {
   return {{"timeout_ms", a.timeout_ms},
           {"on", a.on},
           {"set_by", a.set_by_task ? "task" : "mount"},
           {"waiting", a.waiting}};
 }
 
-json render(const StatusReport& r) {
+json render(const service::StatusReport& r) {
   json grants = json::array();
   for (const auto& g : r.grants) grants.push_back(grant_json(g));
   json pending = json::array();
@@ -108,40 +108,40 @@ json render(const StatusReport& r) {
   return out;
 }
 
-json render(const StartResult& r) {
+json render(const service::StartResult& r) {
   return {{"task", task_json(r.task)},
           {"access_mode", "read_only"},
           {"memories", hits_json(r.memories)}};
 }
 
-json render(const TurnResult& r) {
+json render(const service::TurnResult& r) {
   return {{"turn", r.turn}, {"revoked", r.revoked}, {"access_mode", "read_only"}};
 }
 
-json render(const GrantResult& r) {
+json render(const service::GrantResult& r) {
   return {{"grant", grant_json(r.grant)}, {"turn", r.turn}};
 }
 
-json render(const RevokeResult& r) {
+json render(const service::RevokeResult& r) {
   return {{"revoked", r.revoked}, {"access_mode", access_mode(r.leased)}};
 }
 
-json render(const RequestResult& r) {
+json render(const service::RequestResult& r) {
   const std::string& id = r.request.id;
   return {{"request", request_json(r.request)},
           {"hint", "waiting for a person: `leasectl approve " + id + "` or `leasectl reject " + id +
                        "`; the approval is good for this turn only"}};
 }
 
-json render(const ApproveResult& r) {
+json render(const service::ApproveResult& r) {
   return {{"request", request_json(r.request)}, {"grant", grant_json(r.grant)}};
 }
 
-json render(const RejectResult& r) {
+json render(const service::RejectResult& r) {
   return {{"request", request_json(r.request)}};
 }
 
-json render(const CheckpointResult& r) {
+json render(const service::CheckpointResult& r) {
   return {{"checkpoint_id", r.checkpoint_id},
           {"record_id", r.record_id},
           {"status", to_string(r.status)},
@@ -149,7 +149,7 @@ json render(const CheckpointResult& r) {
           {"text", r.text}};
 }
 
-json render(const ResumeResult& r) {
+json render(const service::ResumeResult& r) {
   json checkpoint = nullptr;
   if (r.checkpoint) {
     checkpoint = {{"id", r.checkpoint->id},
@@ -163,23 +163,23 @@ json render(const ResumeResult& r) {
           {"memories", hits_json(r.memories)}};
 }
 
-json render(const TransitionResult& r) {
+json render(const service::TransitionResult& r) {
   return {{"task", task_json(r.task)}, {"from", to_string(r.from)}, {"to", to_string(r.to)}};
 }
 
-json render(const MemorySearchResult& r) {
+json render(const service::MemorySearchResult& r) {
   return {{"query", r.query}, {"hits", hits_json(r.hits)}};
 }
 
-json render(const MemorySaveResult& r) {
+json render(const service::MemorySaveResult& r) {
   return {{"id", r.id}, {"title", r.title}};
 }
 
-json render(const SetAskResult& r) {
+json render(const service::SetAskResult& r) {
   return {{"ask", ask_json(r.ask)}};
 }
 
-json render(const JournalStatus& s) {
+json render(const service::JournalStatus& s) {
   return {{"enabled", s.enabled},
           {"turn", s.turn},
           {"bytes", s.bytes},
@@ -187,17 +187,17 @@ json render(const JournalStatus& s) {
           {"not_undoable", s.not_undoable}};
 }
 
-json render(DiffResult r) {
+json render(service::DiffResult r) {
   json out = std::move(r.report);
   if (!r.journal_on) out["journal"] = "off";
   return out;
 }
 
-json render(UndoResult r) {
+json render(service::UndoResult r) {
   json out = std::move(r.report);
   out["journaled_in_turn"] = r.journaled_in_turn;
   out["can_be_undone"] = r.can_be_undone;
   return out;
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

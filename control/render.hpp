@@ -7,31 +7,31 @@
 
 #include "service/results.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 // The pieces replies share.
-nlohmann::json grant_json(const Grant& grant);
+nlohmann::json grant_json(const gate::Grant& grant);
 nlohmann::json request_json(const memory::Request& request);
-nlohmann::json task_json(const TaskState& state);  // null when there is no task
+nlohmann::json task_json(const gate::TaskState& state);  // null when there is no task
 nlohmann::json hits_json(const std::vector<memory::SearchHit>& hits);
-nlohmann::json ask_json(const AskStatus& ask);
+nlohmann::json ask_json(const service::AskStatus& ask);
 
-nlohmann::json render(const StatusReport& report);
-nlohmann::json render(const StartResult& result);
-nlohmann::json render(const TurnResult& result);
-nlohmann::json render(const GrantResult& result);
-nlohmann::json render(const RevokeResult& result);
-nlohmann::json render(const RequestResult& result);
-nlohmann::json render(const ApproveResult& result);
-nlohmann::json render(const RejectResult& result);
-nlohmann::json render(const CheckpointResult& result);
-nlohmann::json render(const ResumeResult& result);
-nlohmann::json render(const TransitionResult& result);
-nlohmann::json render(const MemorySearchResult& result);
-nlohmann::json render(const MemorySaveResult& result);
-nlohmann::json render(const SetAskResult& result);
-nlohmann::json render(const JournalStatus& status);
-nlohmann::json render(DiffResult result);
-nlohmann::json render(UndoResult result);
+nlohmann::json render(const service::StatusReport& report);
+nlohmann::json render(const service::StartResult& result);
+nlohmann::json render(const service::TurnResult& result);
+nlohmann::json render(const service::GrantResult& result);
+nlohmann::json render(const service::RevokeResult& result);
+nlohmann::json render(const service::RequestResult& result);
+nlohmann::json render(const service::ApproveResult& result);
+nlohmann::json render(const service::RejectResult& result);
+nlohmann::json render(const service::CheckpointResult& result);
+nlohmann::json render(const service::ResumeResult& result);
+nlohmann::json render(const service::TransitionResult& result);
+nlohmann::json render(const service::MemorySearchResult& result);
+nlohmann::json render(const service::MemorySaveResult& result);
+nlohmann::json render(const service::SetAskResult& result);
+nlohmann::json render(const service::JournalStatus& status);
+nlohmann::json render(service::DiffResult result);
+nlohmann::json render(service::UndoResult result);
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -19,7 +19,7 @@
 #include "control/watch_stream.hpp"
 #include "control/worker_pool.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 namespace {
 
@@ -42,7 +42,7 @@ struct Server::Impl {
     Dispatcher::Outcome outcome;
   };
 
-  Impl(ServerOptions o, Dispatcher& d, EventBus& e)
+  Impl(ServerOptions o, Dispatcher& d, service::EventBus& e)
       : options(std::move(o)),
         dispatcher(d),
         events(e),
@@ -51,7 +51,7 @@ struct Server::Impl {
 
   ServerOptions options;
   Dispatcher& dispatcher;
-  EventBus& events;
+  service::EventBus& events;
   UidBudgets budgets;
 
   Listener listener;
@@ -184,7 +184,8 @@ struct Server::Impl {
       std::string why;
       auto slot = budgets.take_connection(*actor, connections, &why);
       if (!slot) {
-        say_and_forget(client.get(), to_line(error_reply(nullptr, Errc::kBusy, why)));
+        say_and_forget(client.get(),
+                       protocol::to_line(protocol::error_reply(nullptr, Errc::kBusy, why)));
         continue;
       }
       auto conn =
@@ -267,9 +268,10 @@ struct Server::Impl {
         return;
       }
       if (line->too_long) {
-        c->queue(to_line(error_reply(nullptr, Errc::kLineTooLong,
-                                     "request line longer than " + std::to_string(kMaxLineBytes) +
-                                         " bytes; it was discarded")));
+        c->queue(protocol::to_line(protocol::error_reply(
+            nullptr, Errc::kLineTooLong,
+            "request line longer than " + std::to_string(protocol::kMaxLineBytes) +
+                " bytes; it was discarded")));
         continue;
       }
       if (line->text.find_first_not_of(" \t\r") == std::string::npos) {
@@ -277,7 +279,7 @@ struct Server::Impl {
       }
       std::string why;
       if (!budgets.take_request(c->actor, &why)) {
-        c->queue(to_line(error_reply(nullptr, Errc::kBusy, why)));
+        c->queue(protocol::to_line(protocol::error_reply(nullptr, Errc::kBusy, why)));
         continue;
       }
       run(c, std::move(line->text));
@@ -315,7 +317,7 @@ struct Server::Impl {
       if (d.outcome.stream) {
         start_watch(c, d.outcome.reply);
       } else {
-        c->queue(to_line(d.outcome.reply));
+        c->queue(protocol::to_line(d.outcome.reply));
       }
       pump(c);
     }
@@ -327,14 +329,15 @@ struct Server::Impl {
     std::string why;
     auto slot = budgets.take_watcher(c->actor, watchers, &why);
     if (!slot) {
-      c->queue(to_line(error_reply(ack.value("id", nlohmann::json()), Errc::kBusy, why)));
+      c->queue(protocol::to_line(
+          protocol::error_reply(ack.value("id", nlohmann::json()), Errc::kBusy, why)));
       return;
     }
     c->slot = std::move(slot);  // and the connection's slot is given back
     --connections;
     ++watchers;
     c->stream = std::make_unique<WatchStream>(events, [this] { wake(); });
-    c->queue(to_line(ack));
+    c->queue(protocol::to_line(ack));
   }
 
   void pump_streams() {
@@ -368,7 +371,7 @@ struct Server::Impl {
                        now - c->line_started > options.budgets.line_timeout;
       if (slow_line && !drop) {
         budgets.slow_line(c->actor);
-        say_and_forget(c->fd.get(), to_line(error_reply(
+        say_and_forget(c->fd.get(), protocol::to_line(protocol::error_reply(
                                         nullptr, Errc::kBadRequest,
                                         "request line not finished within " +
                                             std::to_string(options.budgets.line_timeout.count()) +
@@ -399,7 +402,7 @@ struct Server::Impl {
   }
 };
 
-Server::Server(ServerOptions options, Dispatcher& dispatcher, EventBus& events)
+Server::Server(ServerOptions options, Dispatcher& dispatcher, service::EventBus& events)
     : impl_(std::make_unique<Impl>(std::move(options), dispatcher, events)) {}
 
 Server::~Server() {
@@ -431,4 +434,4 @@ size_t Server::watcher_count() const {
   return impl_->watchers;
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

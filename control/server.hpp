@@ -46,7 +46,7 @@
 #include "control/peer.hpp"
 #include "service/event_bus.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 struct ServerOptions {
   std::string socket_path;
@@ -69,7 +69,7 @@ struct ServerOptions {
 
 class Server {
  public:
-  Server(ServerOptions options, Dispatcher& dispatcher, EventBus& events);
+  Server(ServerOptions options, Dispatcher& dispatcher, service::EventBus& events);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -91,4 +91,4 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 namespace {
 
@@ -57,4 +57,4 @@ std::optional<std::string> allow_on_socket(const std::string& path, const std::v
   return std::nullopt;
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 // Adds read-write entries for `uids` and `gids` to the socket at `path` (mode
 // 0660: owner and group keep theirs, others nothing). nullopt on success, else
@@ -17,4 +17,4 @@ namespace leasefs::gate::control {
 std::optional<std::string> allow_on_socket(const std::string& path, const std::vector<uid_t>& uids,
                                            const std::vector<gid_t>& gids);
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 using Clock = std::chrono::steady_clock;
 
@@ -13,28 +13,28 @@ UidBudgets::Slot::~Slot() {
 }
 
 UidBudgets::UidBudgets(Budgets budgets, size_t max_connections, size_t max_watchers,
-                       std::shared_ptr<BudgetCounters> counters, EventBus& events)
+                       std::shared_ptr<BudgetCounters> counters, service::EventBus& events)
     : budgets_(budgets),
       max_connections_(max_connections),
       max_watchers_(max_watchers),
       counters_(std::move(counters)),
       events_(events) {}
 
-std::unique_ptr<UidBudgets::Slot> UidBudgets::take_connection(const Actor& actor, size_t in_use,
-                                                              std::string* why) {
+std::unique_ptr<UidBudgets::Slot> UidBudgets::take_connection(const gate::Actor& actor,
+                                                              size_t in_use, std::string* why) {
   auto slot = take_slot(actor, false, in_use, why);
   if (!slot) refused("connections", counters_->connections, actor, *why);
   return slot;
 }
 
-std::unique_ptr<UidBudgets::Slot> UidBudgets::take_watcher(const Actor& actor, size_t in_use,
+std::unique_ptr<UidBudgets::Slot> UidBudgets::take_watcher(const gate::Actor& actor, size_t in_use,
                                                            std::string* why) {
   auto slot = take_slot(actor, true, in_use, why);
   if (!slot) refused("watch_streams", counters_->watchers, actor, *why);
   return slot;
 }
 
-std::unique_ptr<UidBudgets::Slot> UidBudgets::take_slot(const Actor& actor, bool watcher,
+std::unique_ptr<UidBudgets::Slot> UidBudgets::take_slot(const gate::Actor& actor, bool watcher,
                                                         size_t in_use, std::string* why) {
   std::lock_guard lock(mu_);
   size_t max = watcher ? max_watchers_ : max_connections_;
@@ -86,7 +86,7 @@ void UidBudgets::give_back(const Slot& slot) {
   }
 }
 
-bool UidBudgets::take_request(const Actor& actor, std::string* why) {
+bool UidBudgets::take_request(const gate::Actor& actor, std::string* why) {
   if (actor.approver) return true;
   {
     std::lock_guard lock(mu_);
@@ -111,12 +111,12 @@ bool UidBudgets::take_request(const Actor& actor, std::string* why) {
   return false;
 }
 
-void UidBudgets::slow_line(const Actor& actor) {
+void UidBudgets::slow_line(const gate::Actor& actor) {
   refused("line_time", counters_->slow_lines, actor, "a request line was not finished in time");
 }
 
-void UidBudgets::refused(const char* budget, std::atomic<uint64_t>& counter, const Actor& actor,
-                         const std::string& why) {
+void UidBudgets::refused(const char* budget, std::atomic<uint64_t>& counter,
+                         const gate::Actor& actor, const std::string& why) {
   uint64_t n = ++counter;
   {
     std::lock_guard lock(mu_);
@@ -138,4 +138,4 @@ void UidBudgets::refused(const char* budget, std::atomic<uint64_t>& counter, con
   }
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -16,7 +16,7 @@
 #include "gate/actor.hpp"
 #include "service/event_bus.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 class UidBudgets {
  public:
@@ -40,17 +40,17 @@ class UidBudgets {
 
   // `max_*` bound everybody together; `budgets` the non-approvers.
   UidBudgets(Budgets budgets, size_t max_connections, size_t max_watchers,
-             std::shared_ptr<BudgetCounters> counters, EventBus& events);
+             std::shared_ptr<BudgetCounters> counters, service::EventBus& events);
 
   // A slot for `actor` while `in_use` of the kind are held, or null with `*why`
   // set (and the refusal counted) when its budget is spent.
-  std::unique_ptr<Slot> take_connection(const Actor& actor, size_t in_use, std::string* why);
-  std::unique_ptr<Slot> take_watcher(const Actor& actor, size_t in_use, std::string* why);
+  std::unique_ptr<Slot> take_connection(const gate::Actor& actor, size_t in_use, std::string* why);
+  std::unique_ptr<Slot> take_watcher(const gate::Actor& actor, size_t in_use, std::string* why);
   // One token of `actor`'s request budget; approvers are not metered. When
   // spent, false with `*why` set and the refusal counted.
-  bool take_request(const Actor& actor, std::string* why);
+  bool take_request(const gate::Actor& actor, std::string* why);
   // A line begun and not finished within the line timeout: counted.
-  void slow_line(const Actor& actor);
+  void slow_line(const gate::Actor& actor);
 
   const Budgets& budgets() const noexcept { return budgets_; }
 
@@ -62,18 +62,18 @@ class UidBudgets {
     std::chrono::steady_clock::time_point refilled{};
   };
 
-  std::unique_ptr<Slot> take_slot(const Actor& actor, bool watcher, size_t in_use,
+  std::unique_ptr<Slot> take_slot(const gate::Actor& actor, bool watcher, size_t in_use,
                                   std::string* why);
   void give_back(const Slot& slot);
   // Counts a refusal; logs it and tells watchers at most once a second per kind.
-  void refused(const char* budget, std::atomic<uint64_t>& counter, const Actor& actor,
+  void refused(const char* budget, std::atomic<uint64_t>& counter, const gate::Actor& actor,
                const std::string& why);
 
   Budgets budgets_;
   size_t max_connections_;
   size_t max_watchers_;
   std::shared_ptr<BudgetCounters> counters_;
-  EventBus& events_;
+  service::EventBus& events_;
 
   std::mutex mu_;  // guards uses_, the totals and last_notice_
   std::unordered_map<uid_t, UidUse> uses_;
@@ -82,4 +82,4 @@ class UidBudgets {
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> last_notice_;
 };
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -2,9 +2,9 @@
 
 #include "protocol/request.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
-WatchStream::WatchStream(EventBus& bus, std::function<void()> wake)
+WatchStream::WatchStream(service::EventBus& bus, std::function<void()> wake)
     : bus_(bus), queue_(bus.subscribe()) {
   queue_->set_wake(std::move(wake));
 }
@@ -17,11 +17,11 @@ WatchStream::~WatchStream() {
 std::optional<std::string> WatchStream::next_line() {
   auto event = queue_->pop(std::chrono::milliseconds(0));
   if (!event) return std::nullopt;
-  return to_line(*event);
+  return protocol::to_line(*event);
 }
 
 bool WatchStream::ended() const {
   return queue_->closed();
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -13,13 +13,13 @@
 
 #include "service/event_bus.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 class WatchStream {
  public:
   // Subscribes now, so that every event after the caller's ack is seen; `wake`
   // is called from the publishing thread after each event.
-  WatchStream(EventBus& bus, std::function<void()> wake);
+  WatchStream(service::EventBus& bus, std::function<void()> wake);
   ~WatchStream();
   WatchStream(const WatchStream&) = delete;
   WatchStream& operator=(const WatchStream&) = delete;
@@ -30,8 +30,8 @@ class WatchStream {
   bool ended() const;
 
  private:
-  EventBus& bus_;
-  std::shared_ptr<EventQueue> queue_;
+  service::EventBus& bus_;
+  std::shared_ptr<service::EventQueue> queue_;
 };
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

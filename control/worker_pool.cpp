@@ -1,6 +1,6 @@
 #include "control/worker_pool.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 void WorkerPool::start(size_t workers) {
   size_t n = workers == 0 ? 1 : workers;
@@ -46,4 +46,4 @@ void WorkerPool::run() {
   }
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 
 class WorkerPool {
  public:
@@ -37,4 +37,4 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace leasefs::fuse {
+namespace leasefs::daemon {
 
 namespace {
 
@@ -124,4 +124,4 @@ std::string describe_busy(const std::vector<BusyProcess>& busy, size_t limit) {
   return out;
 }
 
-}  // namespace leasefs::fuse
+}  // namespace leasefs::daemon

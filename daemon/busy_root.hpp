@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace leasefs::fuse {
+namespace leasefs::daemon {
 
 struct BusyProcess {
   pid_t pid = 0;
@@ -30,4 +30,4 @@ std::vector<BusyProcess> find_busy_processes(const std::string& root, dev_t dev,
 // "1234 (bash: cwd), 5678 (python3: fd 3 (/srv/p/x))", at most `limit` named.
 std::string describe_busy(const std::vector<BusyProcess>& busy, size_t limit = 10);
 
-}  // namespace leasefs::fuse
+}  // namespace leasefs::daemon

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace leasefs::fuse {
+namespace leasefs::daemon {
 
 struct MountCommand {
   std::string root;
@@ -40,4 +40,4 @@ struct MountCommand {
 int run_mount(const MountCommand& cmd);
 int run_unmount(const std::string& path);
 
-}  // namespace leasefs::fuse
+}  // namespace leasefs::daemon

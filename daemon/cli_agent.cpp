@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace leasefs::fuse {
+namespace leasefs::daemon {
 
 namespace {
 
@@ -155,4 +155,4 @@ std::optional<std::string> check_agent_can_write(const std::string& root, const 
   return out;
 }
 
-}  // namespace leasefs::fuse
+}  // namespace leasefs::daemon

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace leasefs::fuse {
+namespace leasefs::daemon {
 
 struct AgentUser {
   std::string name;
@@ -29,4 +29,4 @@ std::optional<AgentUser> resolve_agent(const std::string& user, std::string* err
 // (.longrun aside); otherwise the refusal, with the command that fixes it.
 std::optional<std::string> check_agent_can_write(const std::string& root, const AgentUser& agent);
 
-}  // namespace leasefs::fuse
+}  // namespace leasefs::daemon

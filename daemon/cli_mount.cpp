@@ -39,7 +39,7 @@
 #include "fuse/takeover.hpp"
 #include "service/longrun_dir.hpp"
 
-namespace leasefs::fuse {
+namespace leasefs::daemon {
 
 namespace {
 
@@ -56,7 +56,7 @@ std::optional<std::string> real_path(const std::string& path, std::string* error
   const std::string name = slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
   if (err == ENOTCONN && name != "." && name != ".." && ::realpath(parent.c_str(), buf)) {
     std::string candidate = std::string(buf) + (std::string(buf) == "/" ? "" : "/") + name;
-    if (dead_leasefs_mount(candidate)) return candidate;
+    if (fuse::dead_leasefs_mount(candidate)) return candidate;
   }
   *error = path + ": " + std::strerror(err);
   return std::nullopt;
@@ -64,14 +64,14 @@ std::optional<std::string> real_path(const std::string& path, std::string* error
 
 bool is_dir(const std::string& path) {
   struct stat st {};
-  return dead_leasefs_mount(path) || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
+  return fuse::dead_leasefs_mount(path) || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
 }
 
 // A leasefs mount at `path`: taken over if dead (*dead = true), an error if alive.
 bool check_existing_mount(const std::string& path, const std::string& root, bool* dead,
                           std::string* error) {
   if (!leasefs_mount_at(path)) return true;
-  if (dead_leasefs_mount(path)) {
+  if (fuse::dead_leasefs_mount(path)) {
     std::fprintf(stderr,
                  "note: %s is a dead leasefs mount (its daemon ended); it keeps failing closed "
                  "until the new daemon is mounted on top of it\n",
@@ -81,7 +81,7 @@ bool check_existing_mount(const std::string& path, const std::string& root, bool
   }
   pid_t pid = 0;
   base::UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (fd) pid = gate::LongrunDir::lock_holder(fd.get());
+  if (fd) pid = service::LongrunDir::lock_holder(fd.get());
   *error = root + " is already served by leasefs" +
            (pid > 0 ? " (pid " + std::to_string(pid) + ")" : std::string()) +
            "; stop it with `leasefs unmount " + path + "`";
@@ -98,9 +98,9 @@ struct BusyWatch {
 // budget, and the inode cache.
 // `busy`: the tree was mounted over with --allow-busy while these processes
 // reached it; they are looked for again on every status while any lives.
-nlohmann::json file_plane_status(const Filesystem& fs, const BusyWatch& busy) {
-  const FdBudget& budget = fd_budget();
-  const FdCache::Stats cache = fs.fd_cache().stats();
+nlohmann::json file_plane_status(const fuse::Filesystem& fs, const BusyWatch& busy) {
+  const fuse::FdBudget& budget = fuse::fd_budget();
+  const fuse::FdCache::Stats cache = fs.fd_cache().stats();
   nlohmann::json busy_json = nlohmann::json::array();
   if (busy.watch) {
     for (const BusyProcess& p : find_busy_processes(busy.root, busy.dev, ::getpid())) {
@@ -108,9 +108,9 @@ nlohmann::json file_plane_status(const Filesystem& fs, const BusyWatch& busy) {
     }
   }
   nlohmann::json out = {{"fds",
-                         {{"open", count_open_fds()},
+                         {{"open", fuse::count_open_fds()},
                           {"limit", budget.limit()},
-                          {"reserve", FdBudget::kReserve},
+                          {"reserve", fuse::FdBudget::kReserve},
                           {"file_plane", budget.in_use()},
                           {"file_plane_ceiling", budget.ceiling()},
                           {"refused", budget.refused()}}},
@@ -192,11 +192,11 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  fd_budget();  // raises RLIMIT_NOFILE to the hard limit before anything opens
+  fuse::fd_budget();  // raises RLIMIT_NOFILE to the hard limit before anything opens
   base::UniqueFd root_fd;
   if (root_dead) {
     std::string error;
-    root_fd = open_beneath_mounts(root, &error);
+    root_fd = fuse::open_beneath_mounts(root, &error);
     if (!root_fd) {
       report.error(error +
                    "; to serve it again, stop every agent process, then run `leasefs "
@@ -211,7 +211,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     report.error("cannot open " + root + ": " + std::strerror(errno));
     return 1;
   }
-  gate::RuntimeOptions ro;
+  RuntimeOptions ro;
   ro.socket_path = cmd.socket;
   ro.approver_uids = cmd.approver_uids;
   ro.approver_gids = cmd.approver_gids;
@@ -250,7 +250,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     ro.socket_gid = g->gr_gid;
   }
   try {
-    gate::Runtime runtime(root_fd.get(), root, ro);
+    Runtime runtime(root_fd.get(), root, ro);
     if (!cmd.foreground) {
       // A detached daemon logs to .longrun/daemon.log (two files of 4 MiB at most);
       // errors before it is ready still reach the terminal through the report.
@@ -262,7 +262,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
         spdlog::warn("no log file: {}", e.what());
       }
     }
-    Filesystem fs(root_fd.get(), runtime.gate());
+    fuse::Filesystem fs(root_fd.get(), runtime.gate());
     fs.set_journal(runtime.journal());
     fs.attach_asks(&runtime.asks());
     runtime.set_file_plane_status([&fs, &busy] { return file_plane_status(fs, busy); });
@@ -274,18 +274,18 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
           root);
     }
     struct ForgetFs {  // status must not reach `fs` once it is gone
-      gate::Runtime& runtime;
+      Runtime& runtime;
       ~ForgetFs() {
         runtime.set_file_plane_status(nullptr);
         runtime.set_undo_touch(nullptr);
       }
     } forget_fs{runtime};
-    MountOptions mo;
+    fuse::MountOptions mo;
     mo.fsname = root;
     mo.debug = cmd.debug_fuse;
     mo.allow_other = ::geteuid() == 0;
     mo.on_top = mountpoint_dead;
-    Session session(fs, mountpoint, mo);
+    fuse::Session session(fs, mountpoint, mo);
     runtime.start_control();
 
     std::thread signal_waiter([&] {
@@ -383,7 +383,7 @@ int run_mount(const MountCommand& cmd) {
   BusyWatch busy;
   if (mountpoint == *root) {
     struct stat st {};
-    base::UniqueFd raw = root_dead ? open_beneath_mounts(*root, &error)
+    base::UniqueFd raw = root_dead ? fuse::open_beneath_mounts(*root, &error)
                                    : base::UniqueFd(::open(root->c_str(), O_PATH | O_CLOEXEC));
     if (raw && ::fstat(raw.get(), &st) == 0) {
       const auto found = find_busy_processes(*root, st.st_dev, ::getpid());
@@ -425,4 +425,4 @@ int run_mount(const MountCommand& cmd) {
   ::_exit(serve(cmd, *root, mountpoint, agent, root_dead, mountpoint_dead, busy, report));
 }
 
-}  // namespace leasefs::fuse
+}  // namespace leasefs::daemon

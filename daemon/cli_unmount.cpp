@@ -21,7 +21,7 @@
 #include "fuse/takeover.hpp"
 #include "service/longrun_dir.hpp"
 
-namespace leasefs::fuse {
+namespace leasefs::daemon {
 
 namespace {
 
@@ -39,10 +39,10 @@ bool running(pid_t pid) {
 // Dead mounts left beneath by crashes (a takeover mounts on top of them): the
 // path is cleared all the way down, each layer failing closed until it goes.
 bool clear_dead_layers(const std::string& path) {
-  for (int i = 0; i < 10000 && dead_leasefs_mount(path); ++i) {
+  for (int i = 0; i < 10000 && fuse::dead_leasefs_mount(path); ++i) {
     if (!fusermount({"-uz"}, path)) return false;
   }
-  return !dead_leasefs_mount(path);
+  return !fuse::dead_leasefs_mount(path);
 }
 
 }  // namespace
@@ -82,7 +82,7 @@ int run_unmount(const std::string& given) {
   pid_t pid = 0;
   {
     base::UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (fd) pid = gate::LongrunDir::lock_holder(fd.get());
+    if (fd) pid = service::LongrunDir::lock_holder(fd.get());
   }
   if (!fusermount({"-u"}, path) && !fusermount({"-uz"}, path)) {
     std::fprintf(stderr, "error: cannot unmount %s\n", path.c_str());
@@ -101,4 +101,4 @@ int run_unmount(const std::string& given) {
   return clear_dead_layers(path) ? 0 : 1;
 }
 
-}  // namespace leasefs::fuse
+}  // namespace leasefs::daemon

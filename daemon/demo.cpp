@@ -23,7 +23,7 @@
 #include "base/mountinfo.hpp"
 #include "base/spawn.hpp"
 
-namespace leasefs::fuse {
+namespace leasefs::daemon {
 
 namespace {
 
@@ -236,4 +236,4 @@ int run_demo(int /*argc*/, char** /*argv*/) {
   }
 }
 
-}  // namespace leasefs::fuse
+}  // namespace leasefs::daemon

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace leasefs::gate {
+namespace leasefs::daemon {
 
 namespace {
 
@@ -87,4 +87,4 @@ std::optional<std::string> exclude_longrun_from_git(int root_fd) {
   return "added " + std::string(kPattern) + " to git's info/exclude";
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::daemon

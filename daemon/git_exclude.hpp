@@ -6,11 +6,11 @@
 #include <optional>
 #include <string>
 
-namespace leasefs::gate {
+namespace leasefs::daemon {
 
 // `root_fd` reaches the tree underneath any mount. Returns what was done for the
 // log ("added to ...", nullopt when there is nothing to do); throws nothing: a
 // failure is returned as text too, and the daemon carries on.
 std::optional<std::string> exclude_longrun_from_git(int root_fd);
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::daemon

@@ -12,7 +12,7 @@
 #include "protocol/arg_text.hpp"
 
 int main(int argc, char** argv) {
-  using namespace leasefs::fuse;
+  using namespace leasefs::daemon;
   if (argc >= 2 && std::strcmp(argv[1], "demo") == 0) {
     for (int i = 2; i < argc; ++i) {
       if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && argv[1][0] != '-') {
     const std::vector<std::string> names = {"mount", "unmount", "demo"};
     if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-      const std::string near = leasefs::gate::control::closest_word(argv[1], names);
+      const std::string near = leasefs::protocol::closest_word(argv[1], names);
       std::fprintf(stderr, "leasefs: unknown command '%s'%s\nRun `leasefs --help` for the list.\n",
                    argv[1], near.empty() ? "" : ("; did you mean '" + near + "'?").c_str());
       return 2;

@@ -2,7 +2,7 @@
 
 #include "base/spawn.hpp"
 
-namespace leasefs::fuse {
+namespace leasefs::daemon {
 
 bool fusermount(const std::vector<std::string>& args, const std::string& path) {
   std::vector<std::string> argv = {"fusermount3"};
@@ -11,4 +11,4 @@ bool fusermount(const std::vector<std::string>& args, const std::string& path) {
   return base::run_argv(argv, {.timeout_s = 30}).ok();
 }
 
-}  // namespace leasefs::fuse
+}  // namespace leasefs::daemon

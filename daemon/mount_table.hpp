@@ -7,7 +7,7 @@
 
 #include "base/mountinfo.hpp"
 
-namespace leasefs::fuse {
+namespace leasefs::daemon {
 
 using base::MountEntry;
 
@@ -16,4 +16,4 @@ using base::leasefs_mount_at;
 // Runs `fusermount3 ARGS... PATH` (no shell); true on exit status 0.
 bool fusermount(const std::vector<std::string>& args, const std::string& path);
 
-}  // namespace leasefs::fuse
+}  // namespace leasefs::daemon

@@ -38,7 +38,7 @@
 #include "service/service.hpp"
 #include "service/state_store.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::daemon {
 
 namespace {
 
@@ -95,7 +95,7 @@ struct Runtime::Impl {
   Impl(int root_fd, std::string root, RuntimeOptions opts)
       : root_path(std::move(root)),
         options(std::move(opts)),
-        socket_path(options.socket_path.empty() ? default_socket_path(root_path)
+        socket_path(options.socket_path.empty() ? protocol::default_socket_path(root_path)
                                                 : options.socket_path),
         dir(root_fd, root_path),
         store(dir),
@@ -111,7 +111,7 @@ struct Runtime::Impl {
       dir.share_with(options.agent_gid);
       if (auto done = exclude_longrun_from_git(root_fd)) spdlog::info("{}", *done);
       gate.set_protected_globs(options.protected_globs);  // before the first publication
-      service = std::make_unique<Service>(store, memory, &ledger, gate, bus);
+      service = std::make_unique<service::Service>(store, memory, &ledger, gate, bus);
       desk = std::make_unique<control::AskDesk>(*service);
       desk->start();
       asks.attach_desk(desk.get());
@@ -127,7 +127,8 @@ struct Runtime::Impl {
           if (!e.origin.empty()) ev["origin"] = e.origin;
           bus.publish(std::move(ev));
         });
-        journal_cases = std::make_unique<JournalUseCases>(*service, *journal, bus, &ledger);
+        journal_cases =
+            std::make_unique<service::JournalUseCases>(*service, *journal, bus, &ledger);
       }
       pump = std::make_unique<control::GateEventPump>(service.get(), bus, options.hash_limit_bytes);
       pump->start();
@@ -234,7 +235,7 @@ struct Runtime::Impl {
     }
     // Clients inside the mount find the socket and the daemon's pid here (reads
     // are never gated; only the daemon writes .longrun).
-    store.write_file("socket", format_socket_pointer(socket_path, ::getpid()));
+    store.write_file("socket", protocol::format_socket_pointer(socket_path, ::getpid()));
     server = std::move(s);
   }
 
@@ -245,7 +246,7 @@ struct Runtime::Impl {
     if (server) server->stop();
     // Fail closed for whatever still reaches the filesystem (files held open
     // through a detached mount): no command runs any more to revoke a grant.
-    gate.publish(GateSnapshot{});  // also ends every parked ask (fuse/parked_requests.hpp)
+    gate.publish(gate::GateSnapshot{});  // also ends every parked ask (fuse/parked_requests.hpp)
     asks.attach_desk(nullptr);
     if (desk) desk->stop();
     gate.set_sink(nullptr);
@@ -257,22 +258,22 @@ struct Runtime::Impl {
   std::string root_path;
   RuntimeOptions options;
   std::string socket_path;
-  LongrunDir dir;
-  StateStore store;
+  service::LongrunDir dir;
+  service::StateStore store;
   memory::SqliteMemoryStore memory;
   memory::Ledger ledger;
   memory::IdempotencyStore idempotency;
   memory::AuditLog audit;
-  EventBus bus;
-  Gate gate;
-  AskChannel asks;  // before the service and the desk, which point to it
-  std::shared_ptr<EventQueue> audit_queue;
+  service::EventBus bus;
+  gate::Gate gate;
+  gate::AskChannel asks;  // before the service and the desk, which point to it
+  std::shared_ptr<service::EventQueue> audit_queue;
   std::thread audit_thread;
   StoreMemo memo;
-  std::unique_ptr<Service> service;
+  std::unique_ptr<service::Service> service;
   std::unique_ptr<control::AskDesk> desk;
   std::unique_ptr<journal::Journal> journal;
-  std::unique_ptr<JournalUseCases> journal_cases;
+  std::unique_ptr<service::JournalUseCases> journal_cases;
   std::unique_ptr<control::GateEventPump> pump;
   std::unique_ptr<control::Dispatcher> dispatcher;
   std::unique_ptr<control::Server> server;
@@ -292,7 +293,7 @@ void Runtime::set_file_plane_status(std::function<nlohmann::json()> fn) {
   impl_->service->set_file_plane_status(std::move(fn));
 }
 
-Gate& Runtime::gate() noexcept {
+gate::Gate& Runtime::gate() noexcept {
   return impl_->gate;
 }
 
@@ -300,7 +301,7 @@ journal::Journal* Runtime::journal() noexcept {
   return impl_->journal.get();
 }
 
-AskChannel& Runtime::asks() noexcept {
+gate::AskChannel& Runtime::asks() noexcept {
   return impl_->asks;
 }
 
@@ -324,4 +325,4 @@ void Runtime::stop() {
   impl_->shutdown();
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::daemon

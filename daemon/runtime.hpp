@@ -20,7 +20,7 @@
 #include "gate/protected_paths.hpp"
 #include "journal/journal.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::daemon {
 
 struct RuntimeOptions {
   std::string socket_path;  // empty: default_socket_path(root)
@@ -45,7 +45,7 @@ struct RuntimeOptions {
   journal::Options journal;
   // Paths no lease opens unless a grant names them (gate/protected_paths.hpp),
   // normalized. `.longrun/**` is protected whatever this holds.
-  std::vector<std::string> protected_globs = default_protected_globs();
+  std::vector<std::string> protected_globs = gate::default_protected_globs();
   // Ask mode (gate/ask.hpp): how long a refused mutation waits for a person, in
   // milliseconds; 0 off. A task may override it (`leasectl ask`).
   int64_t ask_ms = 0;
@@ -61,11 +61,11 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  Gate& gate() noexcept;
+  gate::Gate& gate() noexcept;
   // The journal the filesystem records into; nullptr when it is off.
   journal::Journal* journal() noexcept;
   // Ask mode's channel; the filesystem attaches its waiting room to it.
-  AskChannel& asks() noexcept;
+  gate::AskChannel& asks() noexcept;
   // Told of each path an undo changes, before and after (the filesystem's
   // kernel caches); nullptr detaches.
   void set_undo_touch(std::function<void(const std::string&)> fn);
@@ -88,4 +88,4 @@ class Runtime {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::daemon

@@ -35,31 +35,31 @@ struct World {
     char tmpl[] = "/tmp/leasefs-fuzz-XXXXXX";
     path = ::mkdtemp(tmpl);
     root_fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    dir = std::make_unique<gate::LongrunDir>(root_fd, path);
-    store = std::make_unique<gate::StateStore>(*dir);
+    dir = std::make_unique<service::LongrunDir>(root_fd, path);
+    store = std::make_unique<service::StateStore>(*dir);
     memory = std::make_unique<memory::SqliteMemoryStore>(dir->path("memory.db"));
     ledger = std::make_unique<memory::Ledger>(dir->path("memory.db"));
-    service = std::make_unique<gate::Service>(*store, *memory, ledger.get(), gate, bus);
-    gate::control::CommandContext ctx;
+    service = std::make_unique<service::Service>(*store, *memory, ledger.get(), gate, bus);
+    control::CommandContext ctx;
     ctx.service = service.get();
     ctx.audit_verify = [] { return json{{"ok", true}, {"records", 0}}; };
-    dispatcher = std::make_unique<gate::control::Dispatcher>(ctx, nullptr);
+    dispatcher = std::make_unique<control::Dispatcher>(ctx, nullptr);
   }
   std::string path;
   int root_fd = -1;
   gate::Gate gate;
-  gate::EventBus bus;
-  std::unique_ptr<gate::LongrunDir> dir;
-  std::unique_ptr<gate::StateStore> store;
+  service::EventBus bus;
+  std::unique_ptr<service::LongrunDir> dir;
+  std::unique_ptr<service::StateStore> store;
   std::unique_ptr<memory::SqliteMemoryStore> memory;
   std::unique_ptr<memory::Ledger> ledger;
-  std::unique_ptr<gate::Service> service;
-  std::unique_ptr<gate::control::Dispatcher> dispatcher;
+  std::unique_ptr<service::Service> service;
+  std::unique_ptr<control::Dispatcher> dispatcher;
 };
 
 void check(const json& reply) {
   if (!reply.is_object() || !reply.contains("ok")) std::abort();
-  (void)gate::control::to_line(reply);
+  (void)protocol::to_line(reply);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 #include "protocol/request.hpp"
 
 using leasefs::Error;
-using namespace leasefs::gate::control;
+namespace protocol = leasefs::protocol;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view stream(reinterpret_cast<const char*>(data + 1), size - 1);
 
   constexpr size_t kLimit = 256;
-  LineFramer framer(kLimit);
+  protocol::LineFramer framer(kLimit);
   while (!stream.empty()) {
     size_t n = std::min(chunk, stream.size());
     framer.feed(stream.substr(0, n));
@@ -37,25 +37,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (auto line = framer.next()) {
       if (line->too_long) {
         if (!line->text.empty()) std::abort();
-        (void)to_line(error_reply(nullptr, leasefs::Errc::kLineTooLong, "too long"));
+        (void)protocol::to_line(
+            protocol::error_reply(nullptr, leasefs::Errc::kLineTooLong, "too long"));
         continue;
       }
       if (line->text.size() > kLimit) std::abort();
       nlohmann::json id;
       try {
-        Request req = parse_request(line->text, &id);
-        if (!find_command_spec(req.cmd)) std::abort();
+        protocol::Request req = protocol::parse_request(line->text, &id);
+        if (!protocol::find_command_spec(req.cmd)) std::abort();
         if (!req.args.is_object()) std::abort();
-        (void)to_line(ok_reply(req.id, req.args));
+        (void)protocol::to_line(protocol::ok_reply(req.id, req.args));
       } catch (const Error& e) {
-        (void)to_line(error_reply(id, e.errc(), e.what()));
+        (void)protocol::to_line(protocol::error_reply(id, e.errc(), e.what()));
       }
     }
   }
   // The whole input as one line, without the framer's limit.
   nlohmann::json id;
   try {
-    (void)parse_request(std::string_view(reinterpret_cast<const char*>(data), size), &id);
+    (void)protocol::parse_request(std::string_view(reinterpret_cast<const char*>(data), size), &id);
   } catch (const Error&) {
   }
   // The input inside args, nested as deep as the first byte says (up to ~16,000
@@ -67,8 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = depth; i-- > 0;) deep += (i % 2) ? "}" : "]";
   deep += "}}";
   try {
-    Request req = parse_request(deep, &id);
-    (void)to_line(ok_reply(req.id, req.args));
+    protocol::Request req = protocol::parse_request(deep, &id);
+    (void)protocol::to_line(protocol::ok_reply(req.id, req.args));
   } catch (const Error&) {
   }
   return 0;

@@ -35,8 +35,8 @@
 
 namespace {
 
-using leasefs::gate::control::Client;
-using leasefs::gate::control::NoDaemon;
+using leasefs::protocol::Client;
+using leasefs::protocol::NoDaemon;
 using nlohmann::json;
 
 constexpr int kExitOk = 0;
@@ -89,7 +89,7 @@ struct Call {
 // mount and, once connected, its peer pass the checks of daemon_discovery.hpp.
 struct Target {
   std::string socket;
-  std::optional<leasefs::gate::DiscoveredDaemon> discovered;
+  std::optional<leasefs::protocol::DiscoveredDaemon> discovered;
 };
 
 std::optional<Target> find_socket(const Options& o, std::string* tried, bool* untrusted) {
@@ -107,7 +107,7 @@ std::optional<Target> find_socket(const Options& o, std::string* tried, bool* un
     *tried = "none: no --socket, no LEASEFS_SOCKET, and the current directory is unknown";
     return std::nullopt;
   }
-  auto found = leasefs::gate::discover_daemon(cwd.string(), ::getuid());
+  auto found = leasefs::protocol::discover_daemon(cwd.string(), ::getuid());
   if (!found.daemon) {
     *untrusted = found.untrusted;
     *tried = found.untrusted ? found.problem
@@ -258,7 +258,7 @@ int run_command(const Options& o, const Call& call, bool quiet) {
   try {
     Client client = Client::connect(target->socket);
     if (target->discovered) {
-      if (auto why = leasefs::gate::check_daemon_peer(client.fd(), *target->discovered)) {
+      if (auto why = leasefs::protocol::check_daemon_peer(client.fd(), *target->discovered)) {
         return untrusted_daemon(*why);
       }
     }
@@ -303,8 +303,8 @@ int main(int argc, char** argv) {
   const std::map<std::string, std::string> group_help{
       {"memory", "search or add to the project memory"}, {"audit", "the audit log"}};
   std::map<std::string, CLI::App*> groups;
-  for (const auto& spec : leasefs::gate::control::command_registry()) {
-    auto words = leasefs::gate::control::cli_words(spec.name);
+  for (const auto& spec : leasefs::protocol::command_registry()) {
+    auto words = leasefs::protocol::cli_words(spec.name);
     CLI::App* parent = &app;
     std::string path;
     for (size_t i = 0; i + 1 < words.size(); ++i) {
@@ -342,7 +342,7 @@ int main(int argc, char** argv) {
     // not something for the daemon to refuse.
     if (!o.ops.empty()) {
       std::string unknown;
-      auto classes = leasefs::gate::control::split_csv(o.ops);
+      auto classes = leasefs::protocol::split_csv(o.ops);
       if (classes.empty() || !leasefs::gate::parse_op_classes(classes, &unknown)) {
         std::string known;
         for (const auto& n : leasefs::gate::op_class_names(leasefs::gate::kAllOps)) {
@@ -361,7 +361,7 @@ int main(int argc, char** argv) {
                                                 "' has no unit: write 10s, 10m or 10h (units: "
                                                 "ms, s, m, h, d)");
       }
-      auto ms = leasefs::gate::control::parse_duration_ms(o.ttl);
+      auto ms = leasefs::protocol::parse_duration_ms(o.ttl);
       if (!ms || *ms <= 0) {
         throw CLI::ValidationError("--ttl", "'" + o.ttl +
                                                 "' is not a duration (a positive number with "
@@ -523,7 +523,7 @@ int main(int argc, char** argv) {
       for (const auto& a : sub->get_aliases()) names.push_back(a);
     }
     if (std::find(names.begin(), names.end(), arg) == names.end()) {
-      const std::string near = leasefs::gate::control::closest_word(arg, names);
+      const std::string near = leasefs::protocol::closest_word(arg, names);
       std::fprintf(stderr,
                    "leasectl: unknown command '%s'%s\nRun `leasectl --help` for the list.\n",
                    arg.c_str(), near.empty() ? "" : ("; did you mean '" + near + "'?").c_str());
@@ -551,7 +551,7 @@ int main(int argc, char** argv) {
       if (!target) throw std::runtime_error(tried);
       Client client = Client::connect(target->socket);
       if (target->discovered) {
-        if (auto why = leasefs::gate::check_daemon_peer(client.fd(), *target->discovered)) {
+        if (auto why = leasefs::protocol::check_daemon_peer(client.fd(), *target->discovered)) {
           throw std::runtime_error(*why);
         }
       }

@@ -5,7 +5,7 @@
 #include <climits>
 #include <cstdint>
 
-namespace leasefs::gate::control {
+namespace leasefs::protocol {
 
 std::vector<std::string> split_csv(std::string_view s) {
   std::vector<std::string> out;
@@ -81,4 +81,4 @@ std::string closest_word(std::string_view word, const std::vector<std::string>& 
   return best;
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::protocol

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace leasefs::gate::control {
+namespace leasefs::protocol {
 
 // "write, create,,rename" -> {"write","create","rename"}: items trimmed, empty ones dropped.
 std::vector<std::string> split_csv(std::string_view text);
@@ -19,4 +19,4 @@ std::optional<int64_t> parse_duration_ms(std::string_view text) noexcept;
 // slip ("stauts" -> "status"); empty otherwise. For "did you mean" messages.
 std::string closest_word(std::string_view word, const std::vector<std::string>& candidates);
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::protocol

@@ -7,7 +7,7 @@
 #include "base/error.hpp"
 #include "protocol/request.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::protocol {
 
 namespace {
 
@@ -138,4 +138,4 @@ json parse_bounded_json(std::string_view text, const JsonBounds& bounds) {
   return result;
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::protocol

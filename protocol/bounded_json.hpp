@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-namespace leasefs::gate::control {
+namespace leasefs::protocol {
 
 struct JsonBounds {
   size_t max_depth = 32;             // nested arrays and objects
@@ -28,4 +28,4 @@ struct JsonBounds {
 // bound, where (byte offset), and what to do.
 nlohmann::json parse_bounded_json(std::string_view text, const JsonBounds& bounds = {});
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::protocol

@@ -9,7 +9,7 @@
 
 #include "protocol/request.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::protocol {
 
 using Clock = std::chrono::steady_clock;
 
@@ -98,4 +98,4 @@ nlohmann::json Client::call(std::string_view cmd, nlohmann::json args,
   }
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::protocol

@@ -10,7 +10,7 @@
 
 #include "base/unique_fd.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::protocol {
 
 // Nobody answers on the socket (missing, refused, timed out, hung up).
 class NoDaemon : public std::runtime_error {
@@ -47,4 +47,4 @@ class Client {
   int64_t next_id_ = 1;
 };
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::protocol

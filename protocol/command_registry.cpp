@@ -1,6 +1,6 @@
 #include "protocol/command_registry.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::protocol {
 
 const std::vector<CommandSpec>& command_registry() {
   static const std::vector<CommandSpec> registry{
@@ -29,4 +29,4 @@ std::vector<std::string> cli_words(std::string_view name) {
   return words;
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::protocol

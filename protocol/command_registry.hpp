@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace leasefs::gate::control {
+namespace leasefs::protocol {
 
 struct CommandSpec {
   std::string_view name;
@@ -21,4 +21,4 @@ const CommandSpec* find_command_spec(std::string_view name) noexcept;
 // "memory.search" -> {"memory", "search"}: the words leasectl parses.
 std::vector<std::string> cli_words(std::string_view name);
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::protocol

@@ -14,7 +14,7 @@
 #include "base/mountinfo.hpp"
 #include "protocol/socket_path.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::protocol {
 
 namespace {
 
@@ -194,4 +194,4 @@ std::optional<std::string> check_daemon_peer(int fd, const DiscoveredDaemon& d) 
   return std::nullopt;
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::protocol

@@ -22,7 +22,7 @@
 #include <string>
 #include <string_view>
 
-namespace leasefs::gate {
+namespace leasefs::protocol {
 
 struct DiscoveredDaemon {
   std::string socket;      // where to connect
@@ -54,4 +54,4 @@ struct SocketPointer {
 std::string format_socket_pointer(std::string_view socket, pid_t pid);
 std::optional<SocketPointer> parse_socket_pointer(std::string_view text);
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::protocol

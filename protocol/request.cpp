@@ -6,7 +6,7 @@
 #include "protocol/bounded_json.hpp"
 #include "protocol/command_registry.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::protocol {
 
 namespace {
 
@@ -157,4 +157,4 @@ std::optional<LineFramer::Line> LineFramer::next() {
   return line;
 }
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::protocol

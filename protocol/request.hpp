@@ -23,7 +23,7 @@
 
 #include "base/error.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::protocol {
 
 inline constexpr size_t kMaxLineBytes = size_t{1} << 20;  // 1 MiB, newline excluded
 inline constexpr size_t kMaxIdBytes = 128;                // a string request id
@@ -78,4 +78,4 @@ class LineFramer {
   std::deque<Line> ready_;
 };
 
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::protocol

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-namespace leasefs::gate {
+namespace leasefs::protocol {
 
 std::string escape_instance(std::string_view root_path) {
   // As systemd-escape --path: collapse duplicate slashes, strip leading and
@@ -46,4 +46,4 @@ std::string default_socket_path(std::string_view root_path) {
   return "/run/leasefs/" + instance;
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::protocol

@@ -5,11 +5,11 @@
 #include <string>
 #include <string_view>
 
-namespace leasefs::gate {
+namespace leasefs::protocol {
 
 // $XDG_RUNTIME_DIR/leasefs/<instance>.sock, or /run/leasefs/<instance>.sock for
 // root; <instance> is the root path escaped as systemd-escape --path does.
 std::string default_socket_path(std::string_view root_path);
 std::string escape_instance(std::string_view root_path);
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::protocol

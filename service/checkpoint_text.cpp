@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 namespace {
 
@@ -34,7 +34,7 @@ std::string escape_marker(const std::string& json) {
 
 }  // namespace
 
-std::string render_checkpoint(const TaskState& s, const CheckpointNotes& notes) {
+std::string render_checkpoint(const gate::TaskState& s, const CheckpointNotes& notes) {
   std::ostringstream out;
   out << "# Checkpoint " << s.last_checkpoint_id << " of task " << s.task_id << " ("
       << to_string(s.status) << ", turn " << s.turn_index << ")\n\n";
@@ -62,7 +62,7 @@ std::string render_checkpoint(const TaskState& s, const CheckpointNotes& notes) 
   return out.str();
 }
 
-std::string render_task_end(const TaskState& s, const std::string& reason) {
+std::string render_task_end(const gate::TaskState& s, const std::string& reason) {
   std::ostringstream out;
   out << "# Task " << s.task_id << " " << to_string(s.status) << "\n\n";
   out << "Goal: " << s.description << "\n";
@@ -98,4 +98,4 @@ std::optional<nlohmann::json> parse_checkpoint_marker(std::string_view text) {
   return parsed;
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

@@ -13,7 +13,7 @@
 
 #include "gate/task_state.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 struct CheckpointNotes {
   std::string summary;
@@ -23,15 +23,15 @@ struct CheckpointNotes {
 };
 
 // `state` is the state as it will be saved (status, steps, last checkpoint id set).
-std::string render_checkpoint(const TaskState& state, const CheckpointNotes& notes);
+std::string render_checkpoint(const gate::TaskState& state, const CheckpointNotes& notes);
 
 // The record memory keeps when a task ends (completed or failed), with a marker
 // line like a checkpoint's; its ref is task_end_ref(task_id).
-std::string render_task_end(const TaskState& state, const std::string& reason);
+std::string render_task_end(const gate::TaskState& state, const std::string& reason);
 std::string task_end_ref(const std::string& task_id);
 
 // The marker on the last line of a checkpoint text, or nullopt when that line is
 // not one or its payload is not a JSON object.
 std::optional<nlohmann::json> parse_checkpoint_marker(std::string_view text);
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

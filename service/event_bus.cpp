@@ -4,7 +4,7 @@
 
 #include "gate/gate.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 std::optional<nlohmann::json> EventQueue::pop(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
@@ -87,4 +87,4 @@ void EventBus::close_all() {
   queues_.clear();
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

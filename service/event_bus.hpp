@@ -15,7 +15,7 @@
 #include <optional>
 #include <vector>
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 class EventQueue {
  public:
@@ -61,4 +61,4 @@ class EventBus {
   std::vector<std::shared_ptr<EventQueue>> queues_;
 };
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

@@ -9,7 +9,7 @@
 #include "service/service.hpp"
 #include "service/service_support.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 namespace {
 
@@ -43,7 +43,7 @@ JournalUseCases::JournalUseCases(Service& service, journal::Journal& journal, Ev
                                  memory::Ledger* ledger)
     : service_(service), journal_(journal), events_(events), ledger_(ledger) {}
 
-DiffResult JournalUseCases::diff(const DiffArgs& args, const Actor& actor) {
+DiffResult JournalUseCases::diff(const DiffArgs& args, const gate::Actor& actor) {
   journal::DiffRequest req;
   req.turn = args.turn.value_or(service_.state().turn_index);
   req.paths = normalized(args.paths);
@@ -52,10 +52,10 @@ DiffResult JournalUseCases::diff(const DiffArgs& args, const Actor& actor) {
   return {journal::diff(journal_, req), journal_.enabled()};
 }
 
-UndoResult JournalUseCases::undo(const UndoArgs& args, const Actor& actor) {
+UndoResult JournalUseCases::undo(const UndoArgs& args, const gate::Actor& actor) {
   require_approver(actor, "undo a turn");
   std::lock_guard lock(undo_mu_);
-  const TaskState state = service_.state();
+  const gate::TaskState state = service_.state();
   journal::UndoRequest req;
   req.turn = args.turn;
   req.current_turn = state.turn_index;
@@ -116,4 +116,4 @@ JournalStatus JournalUseCases::status() {
           journal_.not_undoable(turn)};
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

@@ -17,7 +17,7 @@
 #include "service/event_bus.hpp"
 #include "service/results.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 class Service;
 
@@ -45,8 +45,8 @@ class JournalUseCases {
   // Called for each path the undo changes, before and after (kernel caches).
   void set_touch(std::function<void(const std::string&)> fn) { touch_ = std::move(fn); }
 
-  DiffResult diff(const DiffArgs& args, const Actor& actor);
-  UndoResult undo(const UndoArgs& args, const Actor& actor);
+  DiffResult diff(const DiffArgs& args, const gate::Actor& actor);
+  UndoResult undo(const UndoArgs& args, const gate::Actor& actor);
   // For status: the journal's turn, what it holds and what it could not keep.
   JournalStatus status();
 
@@ -59,4 +59,4 @@ class JournalUseCases {
   std::mutex undo_mu_;  // one undo at a time
 };
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

@@ -12,7 +12,7 @@
 
 #include "base/unique_fd.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 class LongrunDir {
  public:
@@ -44,4 +44,4 @@ class LongrunDir {
   std::optional<gid_t> agent_gid_;
 };
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

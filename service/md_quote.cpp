@@ -4,7 +4,7 @@
 
 #include "base/inert_text.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 std::string md_quote(std::string_view text) {
   const std::string body = base::inert(text);
@@ -18,4 +18,4 @@ std::string md_quote(std::string_view text) {
   return fence + " " + body + " " + fence;
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

@@ -19,10 +19,10 @@
 #include <string>
 #include <string_view>
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 // Steps 1 and 2: an inline code span for status.md (and any Markdown the
 // daemon writes).
 std::string md_quote(std::string_view text);
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

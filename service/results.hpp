@@ -15,7 +15,7 @@
 #include "memory/ledger_types.hpp"
 #include "memory/record.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 // Ask mode as it stands for the current task (gate/ask.hpp).
 struct AskStatus {
@@ -32,9 +32,9 @@ struct PendingRequest {
 };
 
 struct StatusReport {
-  TaskState task;  // no task when !task.has_task()
+  gate::TaskState task;  // no task when !task.has_task()
   uint64_t turn = 0;
-  std::vector<Grant> grants;  // in force: this turn's, not expired
+  std::vector<gate::Grant> grants;  // in force: this turn's, not expired
   std::vector<PendingRequest> pending_requests;
   bool pending_checkpoint = false;
   size_t memory_records = 0;
@@ -50,7 +50,7 @@ struct StatusReport {
 };
 
 struct StartResult {
-  TaskState task;
+  gate::TaskState task;
   std::vector<memory::SearchHit> memories;  // what memory knew before the task began
 };
 
@@ -61,7 +61,7 @@ struct TurnResult {
 };
 
 struct GrantResult {
-  Grant grant;
+  gate::Grant grant;
   uint64_t turn = 0;
 };
 
@@ -76,7 +76,7 @@ struct RequestResult {
 
 struct ApproveResult {
   memory::Request request;
-  Grant grant;
+  gate::Grant grant;
 };
 
 struct RejectResult {
@@ -86,7 +86,7 @@ struct RejectResult {
 struct CheckpointResult {
   std::string checkpoint_id;
   std::string record_id;
-  TaskStatus status = TaskStatus::kPaused;
+  gate::TaskStatus status = gate::TaskStatus::kPaused;
   std::string text;  // the resume record as saved
 };
 
@@ -98,16 +98,16 @@ struct ResumedCheckpoint {
 };
 
 struct ResumeResult {
-  TaskState task;
+  gate::TaskState task;
   uint64_t turn = 0;
   std::optional<ResumedCheckpoint> checkpoint;
   std::vector<memory::SearchHit> memories;
 };
 
 struct TransitionResult {
-  TaskState task;
-  TaskStatus from = TaskStatus::kInProgress;
-  TaskStatus to = TaskStatus::kInProgress;
+  gate::TaskState task;
+  gate::TaskStatus from = gate::TaskStatus::kInProgress;
+  gate::TaskStatus to = gate::TaskStatus::kInProgress;
 };
 
 struct MemorySearchResult {
@@ -147,4 +147,4 @@ struct JournalStatus {
   std::vector<std::string> not_undoable;
 };
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

@@ -17,7 +17,7 @@
 #include "service/service_support.hpp"
 #include "service/status_report.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 using nlohmann::json;
 
@@ -54,30 +54,30 @@ std::string padded(const char* prefix, uint64_t n) {
   return buf;
 }
 
-void require_task(const TaskState& s) {
+void require_task(const gate::TaskState& s) {
   if (!s.has_task()) {
     throw Error(Errc::kNoTask, "no task: start one with `leasectl start \"DESCRIPTION\"`");
   }
 }
 
-void require_in_progress(const TaskState& s, const char* what) {
+void require_in_progress(const gate::TaskState& s, const char* what) {
   require_task(s);
-  if (s.status != TaskStatus::kInProgress) {
+  if (s.status != gate::TaskStatus::kInProgress) {
     throw Error(
         Errc::kNotInProgress,
         std::string("cannot ") + what + ": task " + s.task_id + " is " +
             std::string(to_string(s.status)) +
-            (is_terminal(s.status) ? "; start a new task" : "; run `leasectl resume` first"));
+            (gate::is_terminal(s.status) ? "; start a new task" : "; run `leasectl resume` first"));
   }
 }
 
-void set_status(TaskState& s, TaskStatus to, const std::string& reason, int64_t now) {
+void set_status(gate::TaskState& s, gate::TaskStatus to, const std::string& reason, int64_t now) {
   if (s.status == to) return;
-  check_transition(s.status, to);
+  gate::check_transition(s.status, to);
   s.history.push_back({s.status, to, reason, now});
   s.status = to;
   // Any transition out of in_progress ends the lease (I3).
-  if (to != TaskStatus::kInProgress) s.grants.clear();
+  if (to != gate::TaskStatus::kInProgress) s.grants.clear();
 }
 
 // Globs are relative to the root; accept an absolute path inside the root too.
@@ -103,8 +103,8 @@ std::string first_line(const std::string& text) {
 
 }  // namespace
 
-Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger, Gate& gate,
-                 EventBus& events)
+Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger,
+                 gate::Gate& gate, EventBus& events)
     : store_(store), memory_(memory), ledger_(ledger), gate_(gate), events_(events) {
   try {
     if (auto loaded = store_.load()) {
@@ -116,7 +116,7 @@ Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger*
     if (e.errc() != Errc::kStateCorrupt) throw;
     // Come up anyway, failing closed: an unmounted root would be unprotected.
     state_error_ = e.what();
-    state_ = TaskState{};
+    state_ = gate::TaskState{};
     spdlog::error("{}; serving read-only until it is repaired", state_error_);
   }
   if (ledger_) {
@@ -130,13 +130,13 @@ Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger*
   flush_status();  // a mounted root has its status.md before anyone can ask
 }
 
-TaskState Service::state() const {
+gate::TaskState Service::state() const {
   std::lock_guard lock(mu_);
   return state_;
 }
 
-void Service::publish_snapshot(const TaskState& s) {
-  GateSnapshot snap;
+void Service::publish_snapshot(const gate::TaskState& s) {
+  gate::GateSnapshot snap;
   snap.has_task = s.has_task();
   snap.status = s.status;
   snap.turn = s.turn_index;
@@ -153,7 +153,7 @@ void Service::require_readable_state() const {
 
 void Service::write_status() {
   try {
-    std::string text = render_status_md(state_, refusals_, now_ms());
+    std::string text = render_status_md(state_, refusals_, base::now_ms());
     if (!state_error_.empty()) {
       text = "# STATE UNREADABLE: the tree is read-only for everyone\n\nError: " +
              md_quote(state_error_) + "\n\n" + kStateRepairHint + "\n\n" + text;
@@ -168,7 +168,7 @@ void Service::flush_status() {
   status_file_.flush();
 }
 
-void Service::commit(TaskState next, Durability durability) {
+void Service::commit(gate::TaskState next, Durability durability) {
   require_readable_state();
   // Asks belong to one turn of one task in progress (gate/ask.hpp).
   if (!asks_.empty()) {
@@ -176,11 +176,11 @@ void Service::commit(TaskState next, Durability durability) {
       end_asks("another task took over");
     } else if (next.turn_index != state_.turn_index) {
       end_asks("the turn moved on");
-    } else if (next.status != TaskStatus::kInProgress) {
+    } else if (next.status != gate::TaskStatus::kInProgress) {
       end_asks("the task is " + std::string(to_string(next.status)));
     }
   }
-  next.updated_ms = now_ms();
+  next.updated_ms = base::now_ms();
   try {
     const uint64_t ticket = store_.append(next);
     // What takes permission away needs no wait: a restart revokes every lease
@@ -252,7 +252,7 @@ StatusReport Service::status() {
   return out;
 }
 
-StartResult Service::start(const StartArgs& args, const Actor& actor) {
+StartResult Service::start(const StartArgs& args, const gate::Actor& actor) {
   std::lock_guard lock(mu_);
   if (args.description.empty()) {
     throw Error(Errc::kInvalidArgument, "a task needs a description");
@@ -262,14 +262,14 @@ StartResult Service::start(const StartArgs& args, const Actor& actor) {
   for (const auto& k : args.keywords) query += " " + k;
   auto hits = memory_.search(query, kStartMemories);
 
-  if (state_.has_task() && !is_terminal(state_.status)) {
+  if (state_.has_task() && !gate::is_terminal(state_.status)) {
     throw Error(Errc::kTaskExists, "task " + state_.task_id + " (" + state_.description + ") is " +
                                        std::string(to_string(state_.status)) +
                                        "; finish it (`leasectl transition completed` or "
                                        "`failed`) before starting another");
   }
   const int64_t now = base::now_ms();
-  TaskState next;
+  gate::TaskState next;
   next.turn_index = state_.turn_index;
   next.grant_seq = state_.grant_seq;
   next.checkpoint_seq = state_.checkpoint_seq;
@@ -283,7 +283,8 @@ StartResult Service::start(const StartArgs& args, const Actor& actor) {
     }
   }
   next.created_ms = now;
-  set_status(next, TaskStatus::kInProgress, "started by uid " + std::to_string(actor.uid), now);
+  set_status(next, gate::TaskStatus::kInProgress, "started by uid " + std::to_string(actor.uid),
+             now);
   refusals_.clear();  // an earlier task's refusals are not this one's
   refusals_total_ = 0;
   commit(std::move(next));
@@ -295,9 +296,9 @@ StartResult Service::start(const StartArgs& args, const Actor& actor) {
   return {state_, std::move(hits)};
 }
 
-TurnResult Service::turn(const Actor& actor) {
+TurnResult Service::turn(const gate::Actor& actor) {
   std::lock_guard lock(mu_);
-  TaskState next = state_;
+  gate::TaskState next = state_;
   const size_t revoked = next.grants.size();
   next.turn_index += 1;
   next.grants.clear();
@@ -307,10 +308,10 @@ TurnResult Service::turn(const Actor& actor) {
   return {state_.turn_index, revoked};
 }
 
-TurnResult Service::end_turn(const Actor& actor) {
+TurnResult Service::end_turn(const gate::Actor& actor) {
   std::lock_guard lock(mu_);
   end_asks("the turn ended");
-  TaskState next = state_;
+  gate::TaskState next = state_;
   const size_t revoked = next.grants.size();
   next.grants.clear();
   commit(std::move(next), Durability::kAfterReply);
@@ -322,7 +323,7 @@ TurnResult Service::end_turn(const Actor& actor) {
   return {state_.turn_index, revoked};
 }
 
-GrantResult Service::grant(const GrantArgs& args, const Actor& actor) {
+GrantResult Service::grant(const GrantArgs& args, const gate::Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "grant a lease");
   require_in_progress(state_, "grant");
@@ -334,8 +335,8 @@ GrantResult Service::grant(const GrantArgs& args, const Actor& actor) {
                 "ttl must be positive and at most 30 days; a lease ends with its turn anyway");
   }
   if (args.ops == 0) throw Error(Errc::kInvalidArgument, "a grant must allow some op class");
-  TaskState next = state_;
-  Grant g;
+  gate::TaskState next = state_;
+  gate::Grant g;
   g.id = padded("G_", ++next.grant_seq);
   g.turn = next.turn_index;
   g.reason = args.reason;
@@ -353,12 +354,12 @@ GrantResult Service::grant(const GrantArgs& args, const Actor& actor) {
   return {g, state_.turn_index};
 }
 
-RevokeResult Service::revoke(const std::optional<std::string>& grant_id, const Actor& actor) {
+RevokeResult Service::revoke(const std::optional<std::string>& grant_id, const gate::Actor& actor) {
   std::lock_guard lock(mu_);
-  TaskState next = state_;
+  gate::TaskState next = state_;
   size_t revoked = 0;
   if (grant_id) {
-    revoked = std::erase_if(next.grants, [&](const Grant& g) { return g.id == *grant_id; });
+    revoked = std::erase_if(next.grants, [&](const gate::Grant& g) { return g.id == *grant_id; });
     if (revoked == 0) {
       throw Error(Errc::kNotFound,
                   "no grant " + *grant_id + " in force; `leasectl status` lists them");
@@ -390,10 +391,10 @@ RevokeResult Service::revoke(const std::optional<std::string>& grant_id, const A
 // cannot record is refused (memory_error). What takes permission away (revoke,
 // turn) takes effect first and is recorded after, so a ledger failure can never
 // keep a lease alive.
-void Service::record_grant(const Grant& g, const std::string& task_id, int64_t ttl_ms) {
+void Service::record_grant(const gate::Grant& g, const std::string& task_id, int64_t ttl_ms) {
   if (!ledger_) return;
   ledger_->record_grant({g.id, task_id, static_cast<int64_t>(g.turn), g.approver_uid, g.reason,
-                         g.paths, op_class_names(g.ops), ttl_ms, g.issued_ms});
+                         g.paths, gate::op_class_names(g.ops), ttl_ms, g.issued_ms});
 }
 
 memory::Ledger& Service::ledger() {
@@ -401,7 +402,7 @@ memory::Ledger& Service::ledger() {
   return *ledger_;
 }
 
-RequestResult Service::request(const RequestArgs& args, const Actor& actor) {
+RequestResult Service::request(const RequestArgs& args, const gate::Actor& actor) {
   std::lock_guard lock(mu_);
   require_readable_state();
   require_task(state_);
@@ -421,7 +422,7 @@ RequestResult Service::request(const RequestArgs& args, const Actor& actor) {
     }
   }
   auto paths = normalize_paths(args.paths, store_.dir().root());
-  const std::string command = process_command(actor.pid);
+  const std::string command = gate::process_command(actor.pid);
   auto r = ledger().create_request(state_.task_id, static_cast<int64_t>(state_.turn_index),
                                    args.reason, paths, actor.uid, actor.pid, command);
   spdlog::info("request {} by uid {} pid {}: {}", r.id, actor.uid, actor.pid, r.reason);
@@ -442,7 +443,7 @@ namespace {
 }  // namespace
 
 ApproveResult Service::approve(const std::string& request_id, const std::string& reason,
-                               const Actor& actor) {
+                               const gate::Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "approve a request");
   require_readable_state();
@@ -456,8 +457,8 @@ ApproveResult Service::approve(const std::string& request_id, const std::string&
     rethrow_ledger(e);
   }
   const auto& r = outcome.request;
-  TaskState next = state_;
-  Grant g;
+  gate::TaskState next = state_;
+  gate::Grant g;
   g.id = padded("G_", ++next.grant_seq);
   g.turn = next.turn_index;
   g.reason = reason.empty() ? "approved " + r.id + ": " + r.reason : reason;
@@ -481,7 +482,7 @@ ApproveResult Service::approve(const std::string& request_id, const std::string&
 }
 
 RejectResult Service::reject(const std::string& request_id, const std::string& reason,
-                             const Actor& actor) {
+                             const gate::Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "reject a request");
   require_readable_state();
@@ -506,7 +507,7 @@ RejectResult Service::reject(const std::string& request_id, const std::string& r
 // then state.json, then the pending file goes and the text is returned (I2). A crash
 // or failure anywhere leaves the old state and the pending file; replaying it saves
 // the same checkpoint id again, which memory treats as the same record.
-CheckpointResult Service::checkpoint(const CheckpointArgs& args, const Actor& actor) {
+CheckpointResult Service::checkpoint(const CheckpointArgs& args, const gate::Actor& actor) {
   std::lock_guard lock(mu_);
   require_readable_state();
   auto pending = store_.load_pending_checkpoint();
@@ -526,9 +527,9 @@ CheckpointResult Service::checkpoint(const CheckpointArgs& args, const Actor& ac
   if (args.summary.empty() || args.next.empty()) {
     throw Error(Errc::kInvalidArgument, "a checkpoint needs --summary and --next");
   }
-  const TaskStatus target = args.status.value_or(TaskStatus::kPaused);
-  if (target != TaskStatus::kPaused && target != TaskStatus::kBlocked &&
-      target != TaskStatus::kWaitingVerification) {
+  const gate::TaskStatus target = args.status.value_or(gate::TaskStatus::kPaused);
+  if (target != gate::TaskStatus::kPaused && target != gate::TaskStatus::kBlocked &&
+      target != gate::TaskStatus::kWaitingVerification) {
     throw Error(Errc::kInvalidArgument,
                 "a checkpoint stops as paused, blocked or waiting_verification, not " +
                     std::string(to_string(target)));
@@ -539,7 +540,7 @@ CheckpointResult Service::checkpoint(const CheckpointArgs& args, const Actor& ac
 
   PendingCheckpoint p;
   p.state = state_;
-  TaskState& next = p.state;
+  gate::TaskState& next = p.state;
   next.checkpoint_seq += 1;
   next.last_checkpoint_id = padded("C_", next.checkpoint_seq);
   if (!args.current_step.empty()) next.current_step = args.current_step;
@@ -554,7 +555,7 @@ CheckpointResult Service::checkpoint(const CheckpointArgs& args, const Actor& ac
   return replay_pending(p, actor);
 }
 
-CheckpointResult Service::replay_pending(const PendingCheckpoint& p, const Actor& actor) {
+CheckpointResult Service::replay_pending(const PendingCheckpoint& p, const gate::Actor& actor) {
   const std::string& id = p.checkpoint_id;
   if (p.state.task_id != state_.task_id) {
     throw Error(Errc::kStateCorrupt, "the pending checkpoint " + id + " belongs to task " +
@@ -583,12 +584,12 @@ CheckpointResult Service::replay_pending(const PendingCheckpoint& p, const Actor
 
   // Apply what the checkpoint changes to the state as it is now (turns may have
   // passed since a failed attempt).
-  TaskState next = state_;
+  gate::TaskState next = state_;
   next.checkpoint_seq = std::max(next.checkpoint_seq, p.state.checkpoint_seq);
   next.last_checkpoint_id = id;
   next.current_step = p.state.current_step;
   next.next_step = p.state.next_step;
-  if (can_transition(next.status, p.state.status)) {
+  if (gate::can_transition(next.status, p.state.status)) {
     set_status(next, p.state.status, "checkpoint " + id, base::now_ms());
   } else if (next.status != p.state.status) {
     // The task moved on meanwhile (e.g. to waiting_verification): keep where it is
@@ -607,13 +608,13 @@ CheckpointResult Service::replay_pending(const PendingCheckpoint& p, const Actor
   return {id, record.id, state_.status, p.text};
 }
 
-ResumeResult Service::resume(const std::optional<std::string>& task_id, const Actor& actor) {
+ResumeResult Service::resume(const std::optional<std::string>& task_id, const gate::Actor& actor) {
   std::lock_guard lock(mu_);
   require_readable_state();
   // A pending checkpoint belongs to the current task: finish it before anything else.
   if (auto pending = store_.load_pending_checkpoint()) replay_pending(*pending, actor);
 
-  TaskState next = state_;
+  gate::TaskState next = state_;
   if (task_id && *task_id != state_.task_id) {
     // Whether the task exists comes first: "checkpoint the current task" is no
     // advice for a task id that names nothing.
@@ -626,7 +627,7 @@ ResumeResult Service::resume(const std::optional<std::string>& task_id, const Ac
                                          : std::string()) +
                       "; `leasectl memory search WORDS` finds other tasks");
     }
-    if (state_.has_task() && state_.status == TaskStatus::kInProgress) {
+    if (state_.has_task() && state_.status == gate::TaskStatus::kInProgress) {
       throw Error(
           Errc::kTaskExists,
           "task " + state_.task_id + " is in_progress; checkpoint it before resuming " + *task_id);
@@ -634,14 +635,14 @@ ResumeResult Service::resume(const std::optional<std::string>& task_id, const Ac
     next = task_from_checkpoint(*record);
   }
   require_task(next);
-  if (is_terminal(next.status)) {
+  if (gate::is_terminal(next.status)) {
     throw Error(Errc::kInvalidTransition, "task " + next.task_id + " is " +
                                               std::string(to_string(next.status)) +
                                               "; a finished task is not resumed, start a new one");
   }
   next.turn_index = std::max(next.turn_index, state_.turn_index) + 1;
   next.grants.clear();
-  set_status(next, TaskStatus::kInProgress, "resumed by uid " + std::to_string(actor.uid),
+  set_status(next, gate::TaskStatus::kInProgress, "resumed by uid " + std::to_string(actor.uid),
              base::now_ms());
   commit(std::move(next));
 
@@ -662,15 +663,16 @@ ResumeResult Service::resume(const std::optional<std::string>& task_id, const Ac
   return {state_, state_.turn_index, std::move(checkpoint), std::move(hits)};
 }
 
-TransitionResult Service::transition(TaskStatus to, const std::string& reason, const Actor& actor) {
+TransitionResult Service::transition(gate::TaskStatus to, const std::string& reason,
+                                     const gate::Actor& actor) {
   std::lock_guard lock(mu_);
   require_task(state_);
-  if (to == TaskStatus::kCompleted) require_approver(actor, "mark a task completed");
-  TaskState next = state_;
-  const TaskStatus from = next.status;
+  if (to == gate::TaskStatus::kCompleted) require_approver(actor, "mark a task completed");
+  gate::TaskState next = state_;
+  const gate::TaskStatus from = next.status;
   set_status(next, to, reason.empty() ? "by uid " + std::to_string(actor.uid) : reason,
              base::now_ms());
-  if (is_terminal(to) && !memory_.find_by_ref(task_end_ref(next.task_id))) {
+  if (gate::is_terminal(to) && !memory_.find_by_ref(task_end_ref(next.task_id))) {
     // Memory learns that the task ended, so that its checkpoints never bring it back.
     // (Already there when an earlier attempt saved it but could not commit.)
     memory_.save(
@@ -696,7 +698,7 @@ MemorySearchResult Service::memory_search(const std::string& query, size_t limit
 
 MemorySaveResult Service::memory_save(const std::string& title, const std::string& content,
                                       const std::vector<std::string>& keywords,
-                                      const Actor& actor) {
+                                      const gate::Actor& actor) {
   std::lock_guard lock(mu_);
   if (title.empty() || content.empty()) {
     throw Error(Errc::kInvalidArgument, "a memory needs --title and --content");
@@ -709,16 +711,16 @@ MemorySaveResult Service::memory_save(const std::string& title, const std::strin
 
 // The task a checkpoint record describes, as a state to make current: from its
 // marker line, with the task's end (if memory knows of one) taking precedence.
-TaskState Service::task_from_checkpoint(const memory::Record& record) {
+gate::TaskState Service::task_from_checkpoint(const memory::Record& record) {
   auto marker = parse_checkpoint_marker(record.content);
   if (!marker) {
     throw Error(Errc::kStateCorrupt, "checkpoint record " + record.id + " has no readable marker");
   }
-  auto status = parse_status(marker->value("status", ""));
+  auto status = gate::parse_status(marker->value("status", ""));
   if (!status) {
     throw Error(Errc::kStateCorrupt, "checkpoint record " + record.id + " has no status");
   }
-  TaskState s;
+  gate::TaskState s;
   s.turn_index = std::max<uint64_t>(state_.turn_index, marker->value("turn", uint64_t{0}));
   s.grant_seq = state_.grant_seq;
   s.checkpoint_seq = state_.checkpoint_seq;
@@ -739,7 +741,7 @@ TaskState Service::task_from_checkpoint(const memory::Record& record) {
   }
   if (auto end = memory_.find_by_ref(task_end_ref(s.task_id))) {
     if (auto end_marker = parse_checkpoint_marker(end->content)) {
-      if (auto ended = parse_status(end_marker->value("status", ""))) s.status = *ended;
+      if (auto ended = gate::parse_status(end_marker->value("status", ""))) s.status = *ended;
     }
   }
   return s;
@@ -773,4 +775,4 @@ void Service::note_refusals(const std::vector<json>& refusals, uint64_t extra) {
   write_status();
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

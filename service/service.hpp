@@ -24,7 +24,7 @@
 #include "service/state_store.hpp"
 #include "service/status_file.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 struct StartArgs {
   std::string description;
@@ -35,7 +35,7 @@ struct StartArgs {
 struct GrantArgs {
   std::string reason;
   std::vector<std::string> paths;
-  OpMask ops = kAllOps;
+  gate::OpMask ops = gate::kAllOps;
   std::optional<int64_t> ttl_ms;
 };
 
@@ -47,7 +47,8 @@ struct RequestArgs {
 struct CheckpointArgs {
   std::string summary;
   std::string next;
-  std::optional<TaskStatus> status;  // paused | blocked | waiting_verification; default paused
+  std::optional<gate::TaskStatus>
+      status;  // paused | blocked | waiting_verification; default paused
   bool retry_pending = false;
   std::string current_step;    // defaults to the state's
   std::string verified;        // what was checked and how
@@ -59,40 +60,42 @@ class Service {
  public:
   // The ledger may be null (tests of the state machine alone); request/approve/
   // reject then answer an error.
-  Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger, Gate& gate,
+  Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger, gate::Gate& gate,
           EventBus& events);
 
   // Each answers a plain result (service/results.hpp); control/ renders it.
   StatusReport status();
-  StartResult start(const StartArgs& args, const Actor& actor);
-  TurnResult turn(const Actor& actor);
-  TurnResult end_turn(const Actor& actor);
-  GrantResult grant(const GrantArgs& args, const Actor& actor);
-  RevokeResult revoke(const std::optional<std::string>& grant_id, const Actor& actor);
-  RequestResult request(const RequestArgs& args, const Actor& actor);
+  StartResult start(const StartArgs& args, const gate::Actor& actor);
+  TurnResult turn(const gate::Actor& actor);
+  TurnResult end_turn(const gate::Actor& actor);
+  GrantResult grant(const GrantArgs& args, const gate::Actor& actor);
+  RevokeResult revoke(const std::optional<std::string>& grant_id, const gate::Actor& actor);
+  RequestResult request(const RequestArgs& args, const gate::Actor& actor);
   ApproveResult approve(const std::string& request_id, const std::string& reason,
-                        const Actor& actor);
-  RejectResult reject(const std::string& request_id, const std::string& reason, const Actor& actor);
-  CheckpointResult checkpoint(const CheckpointArgs& args, const Actor& actor);
-  ResumeResult resume(const std::optional<std::string>& task_id, const Actor& actor);
-  TransitionResult transition(TaskStatus to, const std::string& reason, const Actor& actor);
+                        const gate::Actor& actor);
+  RejectResult reject(const std::string& request_id, const std::string& reason,
+                      const gate::Actor& actor);
+  CheckpointResult checkpoint(const CheckpointArgs& args, const gate::Actor& actor);
+  ResumeResult resume(const std::optional<std::string>& task_id, const gate::Actor& actor);
+  TransitionResult transition(gate::TaskStatus to, const std::string& reason,
+                              const gate::Actor& actor);
   MemorySearchResult memory_search(const std::string& query, size_t limit);
   MemorySaveResult memory_save(const std::string& title, const std::string& content,
-                               const std::vector<std::string>& keywords, const Actor& actor);
+                               const std::vector<std::string>& keywords, const gate::Actor& actor);
 
   // Ask mode (gate/ask.hpp; service/service_ask.cpp). Before the control plane
   // starts: where answers go, and the mount's --ask in milliseconds (0 off).
-  void set_ask_channel(AskChannel* channel, int64_t default_ms);
+  void set_ask_channel(gate::AskChannel* channel, int64_t default_ms);
   // A refused mutation waits for a person: a request in the ledger on behalf of
   // the process, shown in status and watch. One that cannot be put to a person
   // (no task in progress, another turn) is answered "no" at once.
-  void open_ask(const Ask& ask);
+  void open_ask(const gate::Ask& ask);
   // The filesystem stopped waiting (timeout, interrupted, end of turn): the
   // request is closed, so that no later approval issues a grant nobody waits for.
-  void close_ask(uint64_t ask_id, AskEnd end);
+  void close_ask(uint64_t ask_id, gate::AskEnd end);
   // The `ask` command: this task's ask mode, overriding the mount's (approvers
   // only). `ms` 0 turns it off; nullopt returns to the mount's.
-  SetAskResult set_ask(std::optional<int64_t> ms, const Actor& actor);
+  SetAskResult set_ask(std::optional<int64_t> ms, const gate::Actor& actor);
 
   // An extra `file_plane` object in status (descriptors, busy processes), from
   // the daemon, which owns the file system. Set before the control plane starts.
@@ -112,7 +115,7 @@ class Service {
   void flush_status();
 
   // The current state (a copy), for status.md and tests.
-  TaskState state() const;
+  gate::TaskState state() const;
   // Recent refusals, newest last, for status and status.md.
   void note_refusal(const nlohmann::json& refusal);
   // The same for a batch (one status.md write for all of them).
@@ -126,13 +129,13 @@ class Service {
   // Appends `next` to the state log, publishes its snapshot, then makes it current.
   // On a failed write the current state keeps no lease (fail closed) and the error
   // propagates.
-  void commit(TaskState next, Durability durability = Durability::kBeforeReply);
-  void publish_snapshot(const TaskState& s);
+  void commit(gate::TaskState next, Durability durability = Durability::kBeforeReply);
+  void publish_snapshot(const gate::TaskState& s);
   void write_status();
   void emit(nlohmann::json event);
   memory::Ledger& ledger();
-  void record_grant(const Grant& grant, const std::string& task_id, int64_t ttl_ms);
-  CheckpointResult replay_pending(const PendingCheckpoint& pending, const Actor& actor);
+  void record_grant(const gate::Grant& grant, const std::string& task_id, int64_t ttl_ms);
+  CheckpointResult replay_pending(const PendingCheckpoint& pending, const gate::Actor& actor);
   // When state.json is missing: the task of the newest checkpoint marker, if any.
   void recover_from_memory();
   // Ask mode: answers the ask waiting on `request_id`, if any (caller holds mu_).
@@ -142,20 +145,20 @@ class Service {
   // Closes the ledger request of an ask that ended (rejected by the daemon).
   void close_ask_request(const std::string& request_id, const std::string& why);
   AskStatus ask_status() const;
-  TaskState task_from_checkpoint(const memory::Record& record);
+  gate::TaskState task_from_checkpoint(const memory::Record& record);
 
   std::function<nlohmann::json()> file_plane_status_;
   StateStore& store_;
   StatusFile status_file_{store_};
   memory::MemoryStore& memory_;
   memory::Ledger* ledger_;
-  Gate& gate_;
+  gate::Gate& gate_;
   EventBus& events_;
 
   mutable std::mutex mu_;  // serializes commands; guards state_ and refusals_
-  TaskState state_;
+  gate::TaskState state_;
   std::vector<nlohmann::json> refusals_;
-  AskChannel* ask_channel_ = nullptr;
+  gate::AskChannel* ask_channel_ = nullptr;
   int64_t ask_default_ms_ = 0;
   std::map<std::string, uint64_t> asks_;  // request id -> the filesystem's ask id
   uint64_t refusals_total_ = 0;           // of this task, while the daemon runs
@@ -166,4 +169,4 @@ class Service {
   void require_readable_state() const;
 };
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

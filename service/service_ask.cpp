@@ -12,7 +12,7 @@
 #include "service/service.hpp"
 #include "service/service_support.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 using nlohmann::json;
 
@@ -24,17 +24,17 @@ uint32_t daemon_uid() {
 
 }  // namespace
 
-void Service::set_ask_channel(AskChannel* channel, int64_t default_ms) {
+void Service::set_ask_channel(gate::AskChannel* channel, int64_t default_ms) {
   std::lock_guard lock(mu_);
   ask_channel_ = channel;
   ask_default_ms_ = default_ms;
   publish_snapshot(state_);
 }
 
-void Service::open_ask(const Ask& ask) {
+void Service::open_ask(const gate::Ask& ask) {
   std::lock_guard lock(mu_);
   const bool open = ledger_ && ask_channel_ && state_error_.empty() && state_.has_task() &&
-                    state_.status == TaskStatus::kInProgress && ask.turn == state_.turn_index;
+                    state_.status == gate::TaskStatus::kInProgress && ask.turn == state_.turn_index;
   if (!open) {
     if (ask_channel_) ask_channel_->answer(ask.id, false);
     return;
@@ -44,9 +44,9 @@ void Service::open_ask(const Ask& ask) {
   // directory with everything beneath it.
   std::vector<std::string> paths = ask.paths;
   for (const std::string& tree : ask.trees) paths.push_back(tree + "/**");
-  const std::string op(op_name(ask.op));
+  const std::string op(gate::op_name(ask.op));
   const std::string reason = "ask mode: this " + op + " waits for a person";
-  const std::string command = process_command(ask.caller.pid);
+  const std::string command = gate::process_command(ask.caller.pid);
   try {
     auto r = ledger().create_request(state_.task_id, static_cast<int64_t>(state_.turn_index),
                                      reason, paths, ask.caller.uid, ask.caller.pid, command);
@@ -66,7 +66,7 @@ void Service::open_ask(const Ask& ask) {
   }
 }
 
-void Service::close_ask(uint64_t ask_id, AskEnd end) {
+void Service::close_ask(uint64_t ask_id, gate::AskEnd end) {
   std::lock_guard lock(mu_);
   for (auto it = asks_.begin(); it != asks_.end(); ++it) {
     if (it->second != ask_id) continue;
@@ -109,18 +109,18 @@ AskStatus Service::ask_status() const {
   return {ms, ms > 0 && ask_channel_ != nullptr, state_.ask_ms.has_value(), asks_.size()};
 }
 
-SetAskResult Service::set_ask(std::optional<int64_t> ms, const Actor& actor) {
+SetAskResult Service::set_ask(std::optional<int64_t> ms, const gate::Actor& actor) {
   std::lock_guard lock(mu_);
   require_approver(actor, "set ask mode");
   require_readable_state();
   if (!state_.has_task()) {
     throw Error(Errc::kNoTask, "no task: ask mode is set per task; start one first");
   }
-  if (ms && (*ms < 0 || *ms > kMaxAskMs)) {
+  if (ms && (*ms < 0 || *ms > gate::kMaxAskMs)) {
     throw Error(Errc::kInvalidArgument,
-                "ask mode waits 0 (off) to " + std::to_string(kMaxAskMs / 1000) + " seconds");
+                "ask mode waits 0 (off) to " + std::to_string(gate::kMaxAskMs / 1000) + " seconds");
   }
-  TaskState next = state_;
+  gate::TaskState next = state_;
   next.ask_ms = ms;
   commit(std::move(next));
   if (state_.ask_ms.value_or(ask_default_ms_) == 0) end_asks("turned off");
@@ -135,4 +135,4 @@ SetAskResult Service::set_ask(std::optional<int64_t> ms, const Actor& actor) {
   return {ask};
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

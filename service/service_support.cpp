@@ -4,7 +4,7 @@
 
 #include "base/error.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 using nlohmann::json;
 
@@ -26,7 +26,7 @@ json request_json(const memory::Request& r) {
   return j;
 }
 
-void require_approver(const Actor& actor, const char* what) {
+void require_approver(const gate::Actor& actor, const char* what) {
   if (actor.approver) return;
   throw Error(Errc::kForbidden, std::string("uid ") + std::to_string(actor.uid) + " may not " +
                                     what +
@@ -34,4 +34,4 @@ void require_approver(const Actor& actor, const char* what) {
                                     "configured --approver-uid/--approver-gid) may");
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

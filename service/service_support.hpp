@@ -8,11 +8,11 @@
 #include "gate/actor.hpp"
 #include "memory/ledger_types.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 nlohmann::json request_json(const memory::Request& request);
 
 // Throws Error(kForbidden) naming `what` unless `actor` is an approver.
-void require_approver(const Actor& actor, const char* what);
+void require_approver(const gate::Actor& actor, const char* what);
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

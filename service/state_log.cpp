@@ -11,7 +11,7 @@
 #include "base/failpoint.hpp"
 #include "base/sha256.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 namespace {
 
@@ -182,4 +182,4 @@ void StateLog::sync_loop() {
   }
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

@@ -19,7 +19,7 @@
 
 #include "service/longrun_dir.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 class StateLog {
  public:
@@ -70,4 +70,4 @@ class StateLog {
   std::thread syncer_;
 };
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

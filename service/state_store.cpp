@@ -17,7 +17,7 @@
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 namespace {
 
@@ -94,7 +94,7 @@ void StateStore::write_file(const char* name, std::string_view content, bool dur
   if (durable && ::fsync(dir_.fd()) != 0) io_fail("cannot fsync the directory of", shown);
 }
 
-std::optional<TaskState> StateStore::load() {
+std::optional<gate::TaskState> StateStore::load() {
   const std::string shown = dir_.root() + "/.longrun/" + kStateFile;
   auto text = read_file(dir_.fd(), kStateFile, shown);
   auto corrupt = [&](const std::string& file, const std::string& what) {
@@ -104,7 +104,7 @@ std::optional<TaskState> StateStore::load() {
                      "from a backup, or move it aside: without state.json, leasefs rebuilds "
                      "the task from the newest checkpoint in memory when it starts.");
   };
-  std::optional<TaskState> state;
+  std::optional<gate::TaskState> state;
   uint64_t snapshot_seq = 0;
   snapshot_written_ = text.has_value();
   if (text) {
@@ -115,7 +115,7 @@ std::optional<TaskState> StateStore::load() {
       throw corrupt(shown, text->empty() ? std::string("the file is empty") : e.what());
     }
     try {
-      state = task_state_from_json(j);
+      state = gate::task_state_from_json(j);
       if (j.contains("log_seq")) snapshot_seq = j.at("log_seq").get<uint64_t>();
     } catch (const std::exception& e) {
       throw corrupt(shown, e.what());
@@ -127,7 +127,7 @@ std::optional<TaskState> StateStore::load() {
   for (auto& record : log_.read_all()) {
     if (record.seq <= snapshot_seq) continue;  // already folded in (a crash before truncation)
     try {
-      state = task_state_from_json(record.state);
+      state = gate::task_state_from_json(record.state);
     } catch (const std::invalid_argument& e) {
       throw corrupt(dir_.root() + "/.longrun/" + StateLog::kFileName,
                     "record " + std::to_string(record.seq) + ": " + e.what());
@@ -143,7 +143,7 @@ std::optional<TaskState> StateStore::load() {
   return state;
 }
 
-uint64_t StateStore::append(const TaskState& state) {
+uint64_t StateStore::append(const gate::TaskState& state) {
   const uint64_t seq = seq_ + 1;
   log_.append(seq, to_json(state));
   seq_ = seq;
@@ -166,11 +166,11 @@ void StateStore::wait_durable(uint64_t ticket) {
   log_.wait_durable(ticket);
 }
 
-void StateStore::save(const TaskState& state) {
+void StateStore::save(const gate::TaskState& state) {
   wait_durable(append(state));
 }
 
-void StateStore::compact(const TaskState& state, uint64_t seq) {
+void StateStore::compact(const gate::TaskState& state, uint64_t seq) {
   nlohmann::json j = to_json(state);
   j["log_seq"] = seq;
   write_file(kStateFile, j.dump(2) + "\n");
@@ -191,7 +191,7 @@ std::optional<PendingCheckpoint> StateStore::load_pending_checkpoint() const {
     p.title = j.at("title").get<std::string>();
     p.keywords = j.at("keywords").get<std::vector<std::string>>();
     p.text = j.at("text").get<std::string>();
-    p.state = task_state_from_json(j.at("state"));
+    p.state = gate::task_state_from_json(j.at("state"));
     if (p.checkpoint_id.empty() || !p.state.has_task()) {
       throw std::invalid_argument("no checkpoint id or no task");
     }
@@ -220,4 +220,4 @@ void StateStore::clear_pending_checkpoint() {
   if (::fsync(dir_.fd()) != 0) io_fail("cannot fsync", dir_.root() + "/.longrun");
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

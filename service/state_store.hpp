@@ -16,7 +16,7 @@
 #include "service/longrun_dir.hpp"
 #include "service/state_log.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 // A checkpoint between its intent and its completion (I2): written before the
 // memory save, removed once state.json has it.
@@ -25,7 +25,7 @@ struct PendingCheckpoint {
   std::string title;
   std::vector<std::string> keywords;
   std::string text;
-  TaskState state;  // the state the checkpoint leads to
+  gate::TaskState state;  // the state the checkpoint leads to
 };
 
 class StateStore {
@@ -41,14 +41,14 @@ class StateStore {
   // fresh root). Any lease is revoked on the way in: a restart never inherits
   // writes (I3). What was loaded is written back as state.json and the log
   // emptied. Throws Error{state_corrupt} naming the file and what is wrong.
-  std::optional<TaskState> load();
+  std::optional<gate::TaskState> load();
   // Appends the state to the log (one write) and returns its ticket for
   // wait_durable(). A daemon crash after this returns keeps the state.
-  uint64_t append(const TaskState& state);
+  uint64_t append(const gate::TaskState& state);
   // Returns once the state of `ticket` (and every one before) is on disk.
   void wait_durable(uint64_t ticket);
   // append() and wait_durable() together.
-  void save(const TaskState& state);
+  void save(const gate::TaskState& state);
 
   bool has_pending_checkpoint() const noexcept { return pending_.load(); }
 
@@ -65,15 +65,15 @@ class StateStore {
 
  private:
   // state.json := `state` as of record `seq`, then the log is emptied.
-  void compact(const TaskState& state, uint64_t seq);
+  void compact(const gate::TaskState& state, uint64_t seq);
 
   const LongrunDir& dir_;
   StateLog log_;
   uint64_t seq_ = 0;                          // of the last record written (appends are serialized)
-  TaskState last_;                            // its state, for a compaction at the stop
+  gate::TaskState last_;                      // its state, for a compaction at the stop
   bool dirty_ = false;                        // records appended since the last compaction
   bool snapshot_written_ = false;             // state.json exists
   mutable std::atomic<bool> pending_{false};  // pending_checkpoint.json exists
 };
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 StatusFile::StatusFile(const StateStore& store) : store_(store) {
   writer_ = std::thread([this] { write_loop(); });
@@ -51,4 +51,4 @@ void StatusFile::write_loop() {
   }
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

@@ -13,7 +13,7 @@
 
 #include "service/state_store.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
 class StatusFile {
  public:
@@ -42,4 +42,4 @@ class StatusFile {
   std::thread writer_;
 };
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

@@ -4,9 +4,9 @@
 
 #include "service/md_quote.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
-std::string render_status_md(const TaskState& s, const std::vector<nlohmann::json>& refusals,
+std::string render_status_md(const gate::TaskState& s, const std::vector<nlohmann::json>& refusals,
                              int64_t now_ms) {
   std::ostringstream out;
   // Every string that did not come from the daemon itself goes through md_quote():
@@ -31,9 +31,9 @@ std::string render_status_md(const TaskState& s, const std::vector<nlohmann::jso
       out << " paths:";
       for (const auto& p : g.paths) out << " " << md_quote(p);
     }
-    if (g.ops != kAllOps) {
+    if (g.ops != gate::kAllOps) {
       out << " ops:";
-      for (const auto& o : op_class_names(g.ops)) out << " " << o;
+      for (const auto& o : gate::op_class_names(g.ops)) out << " " << o;
     }
     if (g.expires_ms) {
       const int64_t left = (*g.expires_ms - now_ms) / 1000;
@@ -61,4 +61,4 @@ std::string render_status_md(const TaskState& s, const std::vector<nlohmann::jso
   return out.str();
 }
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

@@ -9,9 +9,9 @@
 
 #include "gate/task_state.hpp"
 
-namespace leasefs::gate {
+namespace leasefs::service {
 
-std::string render_status_md(const TaskState& state, const std::vector<nlohmann::json>& refusals,
-                             int64_t now_ms);
+std::string render_status_md(const gate::TaskState& state,
+                             const std::vector<nlohmann::json>& refusals, int64_t now_ms);
 
-}  // namespace leasefs::gate
+}  // namespace leasefs::service

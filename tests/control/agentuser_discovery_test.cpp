@@ -9,38 +9,39 @@ namespace leasefs::gate {
 namespace {
 
 TEST(SocketPointer, RoundTripsPathAndPid) {
-  auto p = parse_socket_pointer(format_socket_pointer("/run/leasefs/srv-p.sock", 4242));
+  auto p = protocol::parse_socket_pointer(
+      protocol::format_socket_pointer("/run/leasefs/srv-p.sock", 4242));
   ASSERT_TRUE(p);
   EXPECT_EQ(p->socket, "/run/leasefs/srv-p.sock");
   EXPECT_EQ(p->pid, 4242);
 }
 
 TEST(SocketPointer, AnOlderPointerHasNoPidAndAnEmptyOneIsNothing) {
-  auto p = parse_socket_pointer("/tmp/ctl.sock\n");
+  auto p = protocol::parse_socket_pointer("/tmp/ctl.sock\n");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->socket, "/tmp/ctl.sock");
   EXPECT_EQ(p->pid, 0);
-  EXPECT_FALSE(parse_socket_pointer(""));
-  EXPECT_FALSE(parse_socket_pointer("\npid 3\n"));
+  EXPECT_FALSE(protocol::parse_socket_pointer(""));
+  EXPECT_FALSE(protocol::parse_socket_pointer("\npid 3\n"));
 }
 
 TEST(DiscoverDaemon, OutsideAnyMountSaysSoAndTrustsNothing) {
-  Discovery d = discover_daemon("/", ::getuid());
+  protocol::Discovery d = protocol::discover_daemon("/", ::getuid());
   EXPECT_FALSE(d.daemon);
   EXPECT_FALSE(d.untrusted);
   EXPECT_NE(d.problem.find("is not inside a leasefs mount"), std::string::npos) << d.problem;
-  d = discover_daemon("/nonexistent/dir", ::getuid());
+  d = protocol::discover_daemon("/nonexistent/dir", ::getuid());
   EXPECT_FALSE(d.daemon);
   EXPECT_NE(d.problem.find("No such file"), std::string::npos) << d.problem;
 }
 
 TEST(ClosestWord, NamesASlipButNotAStranger) {
   const std::vector<std::string> cmds = {"status", "start", "turn", "end-turn", "grant", "mount"};
-  EXPECT_EQ(control::closest_word("stauts", cmds), "status");
-  EXPECT_EQ(control::closest_word("mout", cmds), "mount");
-  EXPECT_EQ(control::closest_word("grnat", cmds), "grant");
-  EXPECT_EQ(control::closest_word("frobnicate", cmds), "");
-  EXPECT_EQ(control::closest_word("x", cmds), "");
+  EXPECT_EQ(protocol::closest_word("stauts", cmds), "status");
+  EXPECT_EQ(protocol::closest_word("mout", cmds), "mount");
+  EXPECT_EQ(protocol::closest_word("grnat", cmds), "grant");
+  EXPECT_EQ(protocol::closest_word("frobnicate", cmds), "");
+  EXPECT_EQ(protocol::closest_word("x", cmds), "");
 }
 
 }  // namespace

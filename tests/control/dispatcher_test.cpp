@@ -16,7 +16,7 @@
 #include "service/service.hpp"
 #include "service/state_store.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 namespace {
 
 using nlohmann::json;
@@ -55,39 +55,39 @@ class DispatcherTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_fd_.reset(::open(tmp_.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    dir_ = std::make_unique<LongrunDir>(root_fd_.get(), tmp_.path());
-    store_ = std::make_unique<StateStore>(*dir_);
+    dir_ = std::make_unique<service::LongrunDir>(root_fd_.get(), tmp_.path());
+    store_ = std::make_unique<service::StateStore>(*dir_);
     memory_ = std::make_unique<memory::SqliteMemoryStore>(dir_->path("memory.db"));
     ledger_ = std::make_unique<memory::Ledger>(dir_->path("memory.db"));
-    service_ = std::make_unique<Service>(*store_, *memory_, ledger_.get(), gate_, bus_);
+    service_ = std::make_unique<service::Service>(*store_, *memory_, ledger_.get(), gate_, bus_);
     CommandContext ctx;
     ctx.service = service_.get();
     ctx.audit_verify = [] { return json{{"ok", true}, {"records", 0}}; };
     dispatcher_ = std::make_unique<Dispatcher>(ctx, &memo_);
   }
 
-  json run(const std::string& line, const Actor& actor) {
+  json run(const std::string& line, const gate::Actor& actor) {
     return dispatcher_->handle_line(line, actor).reply;
   }
-  json run(const std::string& cmd, json args, const Actor& actor) {
+  json run(const std::string& cmd, json args, const gate::Actor& actor) {
     return run(json{{"id", 1}, {"cmd", cmd}, {"args", args}}.dump(), actor);
   }
   static std::string code(const json& reply) {
     return reply.value("error", json::object()).value("code", "");
   }
 
-  Actor agent_{100, 1000, 1000, false};
-  Actor person_{200, 0, 0, true};
+  gate::Actor agent_{100, 1000, 1000, false};
+  gate::Actor person_{200, 0, 0, true};
 
   test::TempDir tmp_;
   base::UniqueFd root_fd_;
-  std::unique_ptr<LongrunDir> dir_;
-  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<service::LongrunDir> dir_;
+  std::unique_ptr<service::StateStore> store_;
   std::unique_ptr<memory::SqliteMemoryStore> memory_;
   std::unique_ptr<memory::Ledger> ledger_;
-  Gate gate_;
-  EventBus bus_;
-  std::unique_ptr<Service> service_;
+  gate::Gate gate_;
+  service::EventBus bus_;
+  std::unique_ptr<service::Service> service_;
   MapMemo memo_;
   std::unique_ptr<Dispatcher> dispatcher_;
 };
@@ -240,7 +240,7 @@ TEST(RequestFingerprint, CommandAndArgumentsButNotTheirOrder) {
   EXPECT_EQ(a, request_fingerprint("grant", json::parse(R"({"paths":["a"],"reason":"r"})")));
   EXPECT_NE(a, request_fingerprint("grant", json::parse(R"({"reason":"r","paths":["b"]})")));
   EXPECT_NE(a, request_fingerprint("request", json::parse(R"({"reason":"r","paths":["a"]})")));
-  EXPECT_EQ(scoped_idempotency_key(Actor{1, 1000, 1000, false}, "k"), "1000:k");
+  EXPECT_EQ(scoped_idempotency_key(gate::Actor{1, 1000, 1000, false}, "k"), "1000:k");
 }
 
 TEST_F(DispatcherTest, RefusalsAreRememberedToo) {
@@ -260,13 +260,13 @@ TEST_F(DispatcherTest, ReadOnlyCommandsIgnoreTheKey) {
 
 TEST_F(DispatcherTest, MemoryFailuresBecomeMemoryError) {
   BrokenMemory broken;
-  Gate gate;
-  EventBus bus;
+  gate::Gate gate;
+  service::EventBus bus;
   test::TempDir other;
   base::UniqueFd fd(::open(other.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  LongrunDir dir(fd.get(), other.path());
-  StateStore store(dir);
-  Service service(store, broken, nullptr, gate, bus);
+  service::LongrunDir dir(fd.get(), other.path());
+  service::StateStore store(dir);
+  service::Service service(store, broken, nullptr, gate, bus);
   CommandContext ctx;
   ctx.service = &service;
   Dispatcher d(ctx, &memo_);
@@ -324,4 +324,4 @@ TEST_F(DispatcherTest, RepliesShowGrantsAndRequestsAsTheWatchStreamDoes) {
 }
 
 }  // namespace
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -17,13 +17,13 @@
 #include "protocol/client.hpp"
 #include "tests/support/temp_dir.hpp"
 
-namespace leasefs::gate::control::test {
+namespace leasefs::control::test {
 
 using leasefs::test::TempDir;
 
 class RuntimeHarness {
  public:
-  explicit RuntimeHarness(RuntimeOptions options = {}) : options_(std::move(options)) {
+  explicit RuntimeHarness(daemon::RuntimeOptions options = {}) : options_(std::move(options)) {
     root_ = tmp_.path() + "/root";
     std::filesystem::create_directories(root_);
     sock_dir_ = tmp_.path() + "/run";
@@ -34,7 +34,7 @@ class RuntimeHarness {
 
   void open() {
     root_fd_.reset(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    runtime_ = std::make_unique<Runtime>(root_fd_.get(), root_, options_);
+    runtime_ = std::make_unique<daemon::Runtime>(root_fd_.get(), root_, options_);
     runtime_->start_control();
   }
   void close() {
@@ -47,17 +47,17 @@ class RuntimeHarness {
     open();
   }
 
-  Runtime& runtime() { return *runtime_; }
+  daemon::Runtime& runtime() { return *runtime_; }
   const std::string& socket() const { return options_.socket_path; }
   const std::string& root() const { return root_; }
   const std::string& tmp() const { return tmp_.path(); }
 
-  Client client() { return Client::connect(socket()); }
+  protocol::Client client() { return protocol::Client::connect(socket()); }
 
   // One request on a new connection.
   nlohmann::json call(const std::string& cmd, nlohmann::json args = nlohmann::json::object(),
                       std::optional<std::string> key = std::nullopt) {
-    Client c = client();
+    protocol::Client c = client();
     return c.call(cmd, std::move(args), key);
   }
   nlohmann::json ok(const std::string& cmd, nlohmann::json args = nlohmann::json::object()) {
@@ -80,13 +80,13 @@ class RuntimeHarness {
   TempDir tmp_;
   std::string root_;
   std::string sock_dir_;
-  RuntimeOptions options_;
+  daemon::RuntimeOptions options_;
   base::UniqueFd root_fd_;
-  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<daemon::Runtime> runtime_;
 };
 
 inline nlohmann::json parse_line(const std::string& line) {
   return nlohmann::json::parse(line, nullptr, false);
 }
 
-}  // namespace leasefs::gate::control::test
+}  // namespace leasefs::control::test

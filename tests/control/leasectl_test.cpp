@@ -12,7 +12,7 @@
 #include "harness.hpp"
 #include "protocol/command_registry.hpp"
 
-namespace leasefs::gate::control::test {
+namespace leasefs::control::test {
 namespace {
 
 using nlohmann::json;
@@ -55,9 +55,9 @@ class LeasectlTest : public ::testing::Test {
 // leasectl and the server read one registry: every protocol command is a
 // subcommand, described by the registry's summary.
 TEST_F(LeasectlTest, EveryRegistryCommandIsASubcommand) {
-  for (const auto& spec : command_registry()) {
+  for (const auto& spec : protocol::command_registry()) {
     std::string words;
-    for (const auto& w : cli_words(spec.name)) words += " " + w;
+    for (const auto& w : protocol::cli_words(spec.name)) words += " " + w;
     auto r = ctl(words + " --help");
     EXPECT_EQ(r.rc, 0) << spec.name << ": " << r.out;
     EXPECT_NE(r.out.find(std::string(spec.summary)), std::string::npos)
@@ -247,4 +247,4 @@ TEST(LeasectlHook, ClaudeCodeSettings) {
 }
 
 }  // namespace
-}  // namespace leasefs::gate::control::test
+}  // namespace leasefs::control::test

@@ -12,7 +12,7 @@
 
 #include "base/unique_fd.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 namespace {
 
 std::vector<gid_t> own_groups() {
@@ -78,4 +78,4 @@ TEST(ControlPeer, ApproverPolicy) {
 }
 
 }  // namespace
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

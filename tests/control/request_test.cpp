@@ -7,12 +7,12 @@
 #include "protocol/arg_text.hpp"
 #include "protocol/command_registry.hpp"
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 namespace {
 
 std::string code_of(std::string_view line, nlohmann::json* id = nullptr) {
   try {
-    parse_request(line, id);
+    protocol::parse_request(line, id);
   } catch (const Error& e) {
     return std::string(e.code());
   }
@@ -21,7 +21,7 @@ std::string code_of(std::string_view line, nlohmann::json* id = nullptr) {
 
 std::string message_of(std::string_view line) {
   try {
-    parse_request(line);
+    protocol::parse_request(line);
   } catch (const Error& e) {
     return e.what();
   }
@@ -29,8 +29,8 @@ std::string message_of(std::string_view line) {
 }
 
 TEST(RequestParse, FullRequest) {
-  auto r =
-      parse_request(R"({"id":7,"cmd":"grant","args":{"reason":"fix A"},"idempotency_key":"k1"})");
+  auto r = protocol::parse_request(
+      R"({"id":7,"cmd":"grant","args":{"reason":"fix A"},"idempotency_key":"k1"})");
   EXPECT_EQ(r.id, 7);
   EXPECT_EQ(r.cmd, "grant");
   EXPECT_EQ(r.args["reason"], "fix A");
@@ -39,7 +39,7 @@ TEST(RequestParse, FullRequest) {
 }
 
 TEST(RequestParse, ArgsAndIdAreOptional) {
-  auto r = parse_request(R"({"cmd":"status"})");
+  auto r = protocol::parse_request(R"({"cmd":"status"})");
   EXPECT_TRUE(r.id.is_null());
   EXPECT_TRUE(r.args.is_object());
   EXPECT_TRUE(r.args.empty());
@@ -47,7 +47,7 @@ TEST(RequestParse, ArgsAndIdAreOptional) {
 }
 
 TEST(RequestParse, StringIdsAreEchoed) {
-  EXPECT_EQ(parse_request(R"({"id":"abc","cmd":"turn"})").id, "abc");
+  EXPECT_EQ(protocol::parse_request(R"({"id":"abc","cmd":"turn"})").id, "abc");
 }
 
 TEST(RequestParse, NotJsonIsBadJson) {
@@ -92,20 +92,20 @@ TEST(RequestParse, IdIsKeptForErrorReplies) {
 }
 
 TEST(Replies, Shapes) {
-  auto ok = ok_reply(7, {{"turn", 3}});
-  EXPECT_EQ(to_line(ok), "{\"id\":7,\"ok\":true,\"result\":{\"turn\":3}}\n");
-  auto err = error_reply(nullptr, Errc::kBadJson, "nope");
-  EXPECT_EQ(to_line(err),
+  auto ok = protocol::ok_reply(7, {{"turn", 3}});
+  EXPECT_EQ(protocol::to_line(ok), "{\"id\":7,\"ok\":true,\"result\":{\"turn\":3}}\n");
+  auto err = protocol::error_reply(nullptr, Errc::kBadJson, "nope");
+  EXPECT_EQ(protocol::to_line(err),
             "{\"error\":{\"code\":\"bad_json\",\"message\":\"nope\"},\"id\":null,\"ok\":false}\n");
 }
 
 TEST(Replies, InvalidUtf8IsReplacedNotThrown) {
-  auto err = error_reply(nullptr, Errc::kInternal, std::string("bad \xff byte"));
-  EXPECT_NO_THROW(to_line(err));
+  auto err = protocol::error_reply(nullptr, Errc::kInternal, std::string("bad \xff byte"));
+  EXPECT_NO_THROW(protocol::to_line(err));
 }
 
 TEST(LineFramer, SplitsLinesAcrossChunks) {
-  LineFramer f;
+  protocol::LineFramer f;
   f.feed(std::string_view("{\"a\":1}\n{\"b\""));
   auto l1 = f.next();
   ASSERT_TRUE(l1);
@@ -118,7 +118,7 @@ TEST(LineFramer, SplitsLinesAcrossChunks) {
 }
 
 TEST(LineFramer, OverlongLineIsReportedOnceAndSkipped) {
-  LineFramer f(16);
+  protocol::LineFramer f(16);
   f.feed(std::string(10, 'x'));
   f.feed(std::string(10, 'y'));  // now over the limit: dropped, discarding
   EXPECT_LE(f.buffered(), 16u);
@@ -137,7 +137,7 @@ TEST(LineFramer, OverlongLineIsReportedOnceAndSkipped) {
 }
 
 TEST(LineFramer, LineOfExactlyTheLimitIsAccepted) {
-  LineFramer f(8);
+  protocol::LineFramer f(8);
   f.feed(std::string(8, 'a') + "\n");
   auto l = f.next();
   ASSERT_TRUE(l);
@@ -146,7 +146,7 @@ TEST(LineFramer, LineOfExactlyTheLimitIsAccepted) {
 }
 
 TEST(LineFramer, FinishTakesTheUnterminatedTail) {
-  LineFramer f;
+  protocol::LineFramer f;
   f.feed("{\"cmd\":\"status\"}\n{\"cmd\":\"turn\"}");
   ASSERT_EQ(f.next()->text, "{\"cmd\":\"status\"}");
   EXPECT_FALSE(f.has_line());
@@ -156,7 +156,7 @@ TEST(LineFramer, FinishTakesTheUnterminatedTail) {
   f.finish();  // nothing left: no empty line appears
   EXPECT_FALSE(f.has_line());
 
-  LineFramer g(8);
+  protocol::LineFramer g(8);
   g.feed("0123456789abc");  // over the limit, reported once
   ASSERT_TRUE(g.next()->too_long);
   g.finish();  // its tail is not a line
@@ -164,7 +164,7 @@ TEST(LineFramer, FinishTakesTheUnterminatedTail) {
 }
 
 TEST(LineFramer, NeverBuffersMoreThanTheLimit) {
-  LineFramer f(1024);
+  protocol::LineFramer f(1024);
   std::string chunk(4096, 'q');
   for (int i = 0; i < 1000; ++i) {
     f.feed(chunk);
@@ -173,30 +173,30 @@ TEST(LineFramer, NeverBuffersMoreThanTheLimit) {
 }
 
 TEST(Durations, Units) {
-  EXPECT_EQ(parse_duration_ms("30s"), 30'000);
-  EXPECT_EQ(parse_duration_ms("10m"), 600'000);
-  EXPECT_EQ(parse_duration_ms("2h"), 7'200'000);
-  EXPECT_EQ(parse_duration_ms("1d"), 86'400'000);
-  EXPECT_EQ(parse_duration_ms("500ms"), 500);
+  EXPECT_EQ(protocol::parse_duration_ms("30s"), 30'000);
+  EXPECT_EQ(protocol::parse_duration_ms("10m"), 600'000);
+  EXPECT_EQ(protocol::parse_duration_ms("2h"), 7'200'000);
+  EXPECT_EQ(protocol::parse_duration_ms("1d"), 86'400'000);
+  EXPECT_EQ(protocol::parse_duration_ms("500ms"), 500);
   // A number without a unit is a guess (seconds? minutes?): refused.
-  EXPECT_FALSE(parse_duration_ms("45"));
-  EXPECT_FALSE(parse_duration_ms(""));
-  EXPECT_FALSE(parse_duration_ms("0s"));
-  EXPECT_FALSE(parse_duration_ms("-5m"));
-  EXPECT_FALSE(parse_duration_ms("10x"));
-  EXPECT_FALSE(parse_duration_ms("m"));
-  EXPECT_FALSE(parse_duration_ms("99999999999999999999d"));
+  EXPECT_FALSE(protocol::parse_duration_ms("45"));
+  EXPECT_FALSE(protocol::parse_duration_ms(""));
+  EXPECT_FALSE(protocol::parse_duration_ms("0s"));
+  EXPECT_FALSE(protocol::parse_duration_ms("-5m"));
+  EXPECT_FALSE(protocol::parse_duration_ms("10x"));
+  EXPECT_FALSE(protocol::parse_duration_ms("m"));
+  EXPECT_FALSE(protocol::parse_duration_ms("99999999999999999999d"));
 }
 
 TEST(CommandTable, EveryProtocolCommandHasAHandler) {
-  for (const auto& spec : command_registry()) {
+  for (const auto& spec : protocol::command_registry()) {
     const Command* c = find_command(spec.name);
     ASSERT_NE(c, nullptr) << spec.name;
     EXPECT_NE(c->handler, nullptr) << spec.name;
     EXPECT_EQ(c->mutating, spec.mutating) << spec.name;
     EXPECT_EQ(c->streams, spec.streams) << spec.name;
   }
-  EXPECT_EQ(command_table().size(), command_registry().size());
+  EXPECT_EQ(command_table().size(), protocol::command_registry().size());
 }
 
 TEST(CommandTable, MutatingFlags) {
@@ -210,14 +210,14 @@ TEST(CommandTable, MutatingFlags) {
 }
 
 }  // namespace
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control
 
-namespace leasefs::gate::control {
+namespace leasefs::control {
 namespace {
 
 std::string bound_code(const std::string& line) {
   try {
-    parse_request(line);
+    protocol::parse_request(line);
     return "ok";
   } catch (const Error& e) {
     return std::string(e.code());
@@ -246,4 +246,4 @@ TEST(RequestBounds, DepthCountsAndShapesAreCheckedBeforeTheTreeExists) {
 }
 
 }  // namespace
-}  // namespace leasefs::gate::control
+}  // namespace leasefs::control

@@ -14,7 +14,7 @@
 #include "harness.hpp"
 #include "protocol/request.hpp"
 
-namespace leasefs::gate::control::test {
+namespace leasefs::control::test {
 namespace {
 
 using nlohmann::json;
@@ -63,16 +63,16 @@ TEST_F(ControlTest, TurnAndEndTurnRevokeTheLease) {
 TEST_F(ControlTest, GrantOpensTheGateForThisTurnOnly) {
   EXPECT_EQ(h.error_code("grant", {{"reason", "no task yet"}}), "no_task");
   h.start_task();
-  EXPECT_FALSE(h.runtime().gate().check(Op::kWrite, "src/a.c", {}).allowed);
+  EXPECT_FALSE(h.runtime().gate().check(gate::Op::kWrite, "src/a.c", {}).allowed);
   auto g = h.ok("grant", {{"reason", "change the timeout in A"},
                           {"paths", {"src/*"}},
                           {"ops", "write"},
                           {"ttl", "10m"}});
   EXPECT_EQ(g["grant"]["reason"], "change the timeout in A");
-  EXPECT_TRUE(h.runtime().gate().check(Op::kWrite, "src/a.c", {}).allowed);
-  EXPECT_FALSE(h.runtime().gate().check(Op::kUnlink, "src/a.c", {}).allowed);
+  EXPECT_TRUE(h.runtime().gate().check(gate::Op::kWrite, "src/a.c", {}).allowed);
+  EXPECT_FALSE(h.runtime().gate().check(gate::Op::kUnlink, "src/a.c", {}).allowed);
   h.ok("turn");
-  EXPECT_FALSE(h.runtime().gate().check(Op::kWrite, "src/a.c", {}).allowed);
+  EXPECT_FALSE(h.runtime().gate().check(gate::Op::kWrite, "src/a.c", {}).allowed);
 }
 
 TEST_F(ControlTest, RevokeOneOrAll) {
@@ -91,7 +91,7 @@ TEST_F(ControlTest, RequestApproveReject) {
   std::string r2 = h.ok("request", {{"reason", "edit B"}})["request"]["id"];
   auto a = h.ok("approve", {{"id", r1}, {"reason", "yes, only A"}});
   EXPECT_EQ(a["grant"]["request_id"], r1);
-  EXPECT_TRUE(h.runtime().gate().check(Op::kWrite, "a.c", {}).allowed);
+  EXPECT_TRUE(h.runtime().gate().check(gate::Op::kWrite, "a.c", {}).allowed);
   auto j = h.ok("reject", {{"id", r2}, {"reason", "not B"}});
   EXPECT_EQ(j["request"]["state"], "rejected");
   EXPECT_EQ(h.error_code("approve", {{"id", "R_9999"}}), "not_found");
@@ -108,7 +108,7 @@ TEST_F(ControlTest, CheckpointPrintsWhatWasSaved) {
                                {"verified", "unit tests"}});
   EXPECT_NE(c["text"].get<std::string>().find("raised the timeout"), std::string::npos);
   EXPECT_EQ(c["status"], "paused");
-  EXPECT_FALSE(h.runtime().gate().check(Op::kWrite, "a.c", {}).allowed);
+  EXPECT_FALSE(h.runtime().gate().check(gate::Op::kWrite, "a.c", {}).allowed);
   EXPECT_EQ(h.error_code("checkpoint", {{"summary", "s"}, {"next", "n"}, {"status", "nap"}}),
             "invalid_argument");
 }
@@ -160,7 +160,7 @@ TEST_F(ControlTest, AuditVerifySeesEveryEvent) {
 }
 
 TEST_F(ControlTest, WatchStreamsEventsUntilTheClientLeaves) {
-  Client w = h.client();
+  protocol::Client w = h.client();
   auto ack = w.call("watch");
   ASSERT_TRUE(ack["ok"]) << ack.dump();
   h.start_task();
@@ -179,13 +179,14 @@ TEST_F(ControlTest, WatchStreamsEventsUntilTheClientLeaves) {
 }
 
 TEST_F(ControlTest, RefusalsAndClosedWritesBecomeEvents) {
-  Client w = h.client();
+  protocol::Client w = h.client();
   ASSERT_TRUE(w.call("watch")["ok"]);
-  h.runtime().gate().report_refusal(Op::kUnlink, "src/x.c", Caller{::getpid(), 1000, 1000},
-                                    DenyReason::kNoLease);
+  h.runtime().gate().report_refusal(gate::Op::kUnlink, "src/x.c",
+                                    gate::Caller{::getpid(), 1000, 1000},
+                                    gate::DenyReason::kNoLease);
   std::string file = h.root() + "/hello.txt";
   { std::ofstream(file) << "hello\n"; }
-  WriteClosed closed;
+  gate::WriteClosed closed;
   closed.path = "hello.txt";
   closed.bytes_written = 6;
   closed.grant_id = "G_0001";
@@ -220,14 +221,14 @@ TEST_F(ControlTest, RefusalsAndClosedWritesBecomeEvents) {
 }
 
 TEST(ControlHashLimit, LargeFilesAreNotHashed) {
-  RuntimeOptions o;
+  daemon::RuntimeOptions o;
   o.hash_limit_bytes = 4;
   RuntimeHarness h(o);
-  Client w = h.client();
+  protocol::Client w = h.client();
   ASSERT_TRUE(w.call("watch")["ok"]);
   std::string file = h.root() + "/big.txt";
   { std::ofstream(file) << "more than four bytes"; }
-  WriteClosed closed;
+  gate::WriteClosed closed;
   closed.path = "big.txt";
   closed.content = base::UniqueFd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   h.runtime().gate().report_write_closed(std::move(closed));
@@ -249,7 +250,7 @@ TEST_F(ControlTest, SocketIsRecordedInLongrunAndChmodded) {
 }
 
 TEST(ControlRuntime, SocketGroupLetsAnAgentGroupConnect) {
-  RuntimeOptions o;
+  daemon::RuntimeOptions o;
   o.socket_gid = 65534;
   RuntimeHarness h(o);
   struct stat st {};
@@ -269,7 +270,7 @@ TEST_F(ControlTest, I8_ConcurrentApprovalsExactlyOneWins) {
   std::atomic<bool> go{false};
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&, i] {
-      Client c = h.client();
+      protocol::Client c = h.client();
       while (!go) std::this_thread::yield();
       auto r = c.call("approve", {{"id", rid}, {"reason", "approver " + std::to_string(i)}});
       if (r.value("ok", false)) {
@@ -294,7 +295,7 @@ TEST_F(ControlTest, I8_StaleApprovalRefused) {
   std::string rid = h.ok("request", {{"reason", "edit A"}})["request"]["id"];
   h.ok("turn");
   EXPECT_EQ(h.error_code("approve", {{"id", rid}}), "stale_request");
-  EXPECT_FALSE(h.runtime().gate().check(Op::kWrite, "a.c", {}).allowed);
+  EXPECT_FALSE(h.runtime().gate().check(gate::Op::kWrite, "a.c", {}).allowed);
 }
 
 TEST_F(ControlTest, I8_UnknownDecisionIsAnError) {
@@ -307,7 +308,7 @@ TEST_F(ControlTest, I8_UnknownDecisionIsAnError) {
   EXPECT_EQ(r["error"]["code"], "unknown_command");
   EXPECT_EQ(h.error_code("approve", {{"id", ""}}), "not_found");
   EXPECT_TRUE(h.ok("status")["grants"].empty());
-  EXPECT_FALSE(h.runtime().gate().check(Op::kWrite, "a.c", {}).allowed);
+  EXPECT_FALSE(h.runtime().gate().check(gate::Op::kWrite, "a.c", {}).allowed);
 }
 
 // --- idempotency across a restart -----------------------------------------------
@@ -329,7 +330,7 @@ TEST_F(ControlTest, IdempotencySurvivesRestart) {
 // --- bad input and hostile clients ------------------------------------------------
 
 TEST_F(ControlTest, NotJsonGetsAnErrorAndTheConnectionSurvives) {
-  Client c = h.client();
+  protocol::Client c = h.client();
   c.send_raw("this is not json\n");
   auto r = parse_line(c.read_line(5s).value());
   EXPECT_EQ(r["error"]["code"], "bad_json");
@@ -344,7 +345,7 @@ TEST_F(ControlTest, NotJsonGetsAnErrorAndTheConnectionSurvives) {
 }
 
 TEST_F(ControlTest, TwoMebibyteLineIsRefusedAndEverybodySurvives) {
-  Client c = h.client();
+  protocol::Client c = h.client();
   std::string big = "{\"id\":1,\"cmd\":\"memory.save\",\"args\":{\"title\":\"" +
                     std::string(2 << 20, 'x') + "\"}}\n";
   c.send_raw(big);
@@ -356,9 +357,9 @@ TEST_F(ControlTest, TwoMebibyteLineIsRefusedAndEverybodySurvives) {
 }
 
 TEST_F(ControlTest, SilentClientDoesNotBlockOthers) {
-  std::vector<Client> silent;
+  std::vector<protocol::Client> silent;
   for (int i = 0; i < 32; ++i) silent.push_back(h.client());
-  Client half = h.client();
+  protocol::Client half = h.client();
   half.send_raw("{\"id\":1,\"cmd\":\"sta");  // half a line, then nothing
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(h.call("status")["ok"]);
@@ -366,33 +367,33 @@ TEST_F(ControlTest, SilentClientDoesNotBlockOthers) {
 }
 
 TEST(ControlIdle, IdleConnectionsAreClosed) {
-  RuntimeOptions o;
+  daemon::RuntimeOptions o;
   o.idle_timeout = 300ms;
   RuntimeHarness h(o);
-  Client c = h.client();
+  protocol::Client c = h.client();
   EXPECT_THROW(
       {
         for (int i = 0; i < 20; ++i) c.read_line(500ms);
       },
-      NoDaemon);
+      protocol::NoDaemon);
   EXPECT_TRUE(h.call("status")["ok"]);
 }
 
 TEST_F(ControlTest, DisconnectMidRequestIsDropped) {
   for (int i = 0; i < 20; ++i) {
-    Client c = h.client();
+    protocol::Client c = h.client();
     c.send_raw("{\"id\":1,\"cmd\":\"turn\"");  // no newline: never a request
     c.close();
   }
   for (int i = 0; i < 20; ++i) {
-    Client c = h.client();
+    protocol::Client c = h.client();
     // A whole request but no newline, then a hang-up (not a half-close): nobody
     // is left to read a reply, so it does not run.
     c.send_raw("{\"id\":1,\"cmd\":\"turn\"}");
     c.close();
   }
   for (int i = 0; i < 20; ++i) {
-    Client c = h.client();
+    protocol::Client c = h.client();
     c.send_raw("{\"id\":1,\"cmd\":\"status\"}\n");
     c.close();  // gone before the reply
   }
@@ -400,7 +401,7 @@ TEST_F(ControlTest, DisconnectMidRequestIsDropped) {
 }
 
 TEST_F(ControlTest, HalfClosedClientStillGetsItsReply) {
-  Client c = h.client();
+  protocol::Client c = h.client();
   c.send_raw("{\"id\":5,\"cmd\":\"status\"}\n");
   ::shutdown(c.fd(), SHUT_WR);
   auto r = parse_line(c.read_line(5s).value());
@@ -410,7 +411,7 @@ TEST_F(ControlTest, HalfClosedClientStillGetsItsReply) {
 
 // printf '{"cmd":"status"}' | nc -N -U sock: no newline, then EOF.
 TEST_F(ControlTest, LastRequestWithoutNewlineIsAnsweredAfterHalfClose) {
-  Client c = h.client();
+  protocol::Client c = h.client();
   c.send_raw("{\"id\":8,\"cmd\":\"status\"}\n{\"id\":9,\"cmd\":\"turn\"}");
   ::shutdown(c.fd(), SHUT_WR);
   auto first = parse_line(c.read_line(5s).value());
@@ -419,10 +420,10 @@ TEST_F(ControlTest, LastRequestWithoutNewlineIsAnsweredAfterHalfClose) {
   auto last = parse_line(c.read_line(5s).value());
   EXPECT_EQ(last["id"], 9);
   EXPECT_TRUE(last["ok"]) << last.dump();
-  EXPECT_THROW(c.read_line(5s), NoDaemon);  // and then the server closes
+  EXPECT_THROW(c.read_line(5s), protocol::NoDaemon);  // and then the server closes
   EXPECT_EQ(h.ok("status")["turn"], 1);
 
-  Client bad = h.client();
+  protocol::Client bad = h.client();
   bad.send_raw("{\"id\":10,\"cmd\":");
   ::shutdown(bad.fd(), SHUT_WR);
   EXPECT_EQ(parse_line(bad.read_line(5s).value())["error"]["code"], "bad_json");
@@ -430,11 +431,11 @@ TEST_F(ControlTest, LastRequestWithoutNewlineIsAnsweredAfterHalfClose) {
 
 TEST_F(ControlTest, ThreeHundredConnectionsAtOnce) {
   constexpr int kClients = 300;
-  std::vector<Client> clients;
+  std::vector<protocol::Client> clients;
   clients.reserve(kClients);
   for (int i = 0; i < kClients; ++i) clients.push_back(h.client());
   for (int i = 0; i < kClients; ++i) {
-    clients[i].send_raw(to_line(json{{"id", i}, {"cmd", "status"}}));
+    clients[i].send_raw(protocol::to_line(json{{"id", i}, {"cmd", "status"}}));
   }
   int ok = 0;
   for (int i = 0; i < kClients; ++i) {
@@ -472,11 +473,11 @@ void send_without_reading(int fd) {
 }
 
 TEST(ControlSlowClient, ClientsThatNeverReadHoldNoWorker) {
-  RuntimeOptions o;
+  daemon::RuntimeOptions o;
   o.write_timeout = 30s;  // long: a worker waiting on one of them would show
   RuntimeHarness h(o);
   h.start_task();
-  std::vector<Client> slow;
+  std::vector<protocol::Client> slow;
   for (int i = 0; i < 6; ++i) {  // more than the 4 workers
     slow.push_back(h.client());
     send_without_reading(slow.back().fd());
@@ -489,10 +490,10 @@ TEST(ControlSlowClient, ClientsThatNeverReadHoldNoWorker) {
 }
 
 TEST(ControlSlowClient, ClientThatNeverReadsIsDropped) {
-  RuntimeOptions o;
+  daemon::RuntimeOptions o;
   o.write_timeout = 300ms;
   RuntimeHarness h(o);
-  Client slow = h.client();
+  protocol::Client slow = h.client();
   send_without_reading(slow.fd());
   std::this_thread::sleep_for(2s);  // several write timeouts
   // What was written can still be read, then the connection ends.
@@ -501,7 +502,7 @@ TEST(ControlSlowClient, ClientThatNeverReadsIsDropped) {
   while (!ended && std::chrono::steady_clock::now() < deadline) {
     try {
       slow.read_line(1s);
-    } catch (const NoDaemon&) {
+    } catch (const protocol::NoDaemon&) {
       ended = true;
     }
   }
@@ -510,17 +511,18 @@ TEST(ControlSlowClient, ClientThatNeverReadsIsDropped) {
 }
 
 TEST(ControlSlowClient, StopDoesNotWaitForAWatcherThatNeverReads) {
-  RuntimeOptions o;
+  daemon::RuntimeOptions o;
   o.write_timeout = 30s;
   RuntimeHarness h(o);
-  Client w = h.client();
+  protocol::Client w = h.client();
   ASSERT_TRUE(w.call("watch")["ok"]);
   // Far more events than the socket buffers hold: the stream blocks writing.
   // (Few and large, so that the gate's report queue drains long before stop().)
   std::string padding(16 * 1024, 'p');
   for (int i = 0; i < 300; ++i) {
-    h.runtime().gate().report_refusal(Op::kWrite, padding + "/" + std::to_string(i),
-                                      Caller{::getpid(), 1000, 1000}, DenyReason::kNoLease);
+    h.runtime().gate().report_refusal(gate::Op::kWrite, padding + "/" + std::to_string(i),
+                                      gate::Caller{::getpid(), 1000, 1000},
+                                      gate::DenyReason::kNoLease);
   }
   std::this_thread::sleep_for(2s);
   auto t0 = std::chrono::steady_clock::now();
@@ -530,11 +532,11 @@ TEST(ControlSlowClient, StopDoesNotWaitForAWatcherThatNeverReads) {
 
 TEST(ControlSocket, LiveDaemonIsNotReplaced) {
   RuntimeHarness a;
-  RuntimeOptions o;
+  daemon::RuntimeOptions o;
   o.socket_path = a.socket();
   TempDir other_root;
   base::UniqueFd fd(::open(other_root.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  Runtime b(fd.get(), other_root.path(), o);
+  daemon::Runtime b(fd.get(), other_root.path(), o);
   try {
     b.start_control();
     FAIL() << "a second daemon took over a live socket";
@@ -555,7 +557,7 @@ TEST(ControlSocket, StaleSocketIsReplaced) {
     std::strcpy(addr.sun_path, path.c_str());
     ASSERT_EQ(::bind(s.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   }  // closed without unlinking: a dead daemon's leftover
-  RuntimeOptions o;
+  daemon::RuntimeOptions o;
   o.socket_path = path;
   RuntimeHarness h(o);
   EXPECT_TRUE(h.call("status")["ok"]);
@@ -565,7 +567,7 @@ TEST(ControlSocket, RegularFileIsNotReplaced) {
   TempDir tmp;
   std::string path = tmp.path() + "/not-a-socket";
   { std::ofstream(path) << "keep me"; }
-  RuntimeOptions o;
+  daemon::RuntimeOptions o;
   o.socket_path = path;
   EXPECT_THROW(RuntimeHarness h(o), Error);
   EXPECT_EQ(read_file(path), "keep me");
@@ -575,8 +577,8 @@ TEST(ControlRuntime, StopIsIdempotentAndRemovesTheSocket) {
   RuntimeHarness h;
   h.runtime().stop();
   h.runtime().stop();
-  EXPECT_THROW(Client::connect(h.socket()), NoDaemon);
+  EXPECT_THROW(protocol::Client::connect(h.socket()), protocol::NoDaemon);
 }
 
 }  // namespace
-}  // namespace leasefs::gate::control::test
+}  // namespace leasefs::control::test

@@ -36,7 +36,7 @@ class DaemonTest : public ::testing::Test {
   }
   void TearDown() override {
     for (const std::string& mp : {mnt, root}) {
-      if (fuse::leasefs_mount_at(mp)) {
+      if (base::leasefs_mount_at(mp)) {
         pid_t pid = read_lock_pid(mp + "/.longrun/lock");
         if (pid > 0) remember(pid);
         RunOptions o;
@@ -54,7 +54,7 @@ class DaemonTest : public ::testing::Test {
     RunResult r = run_binary(kLeasefs, args);
     // A daemon that started is recorded for cleanup right away.
     for (const std::string& mp : {mnt, root}) {
-      if (fuse::leasefs_mount_at(mp)) remember(read_lock_pid(mp + "/.longrun/lock"));
+      if (base::leasefs_mount_at(mp)) remember(read_lock_pid(mp + "/.longrun/lock"));
     }
     return r;
   }
@@ -73,7 +73,7 @@ TEST_F(DaemonTest, MountGrantWriteUnmount) {
   auto r = leasefs({"mount", root, mnt, "--socket", sock});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("mounted " + root + " at " + mnt), std::string::npos) << r.output;
-  ASSERT_TRUE(fuse::leasefs_mount_at(mnt));
+  ASSERT_TRUE(base::leasefs_mount_at(mnt));
   const pid_t pid = read_lock_pid(mnt + "/.longrun/lock");
   ASSERT_GT(pid, 0);
 
@@ -99,7 +99,7 @@ TEST_F(DaemonTest, MountGrantWriteUnmount) {
 
   r = leasefs({"unmount", mnt});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_FALSE(fuse::leasefs_mount_at(mnt));
+  EXPECT_FALSE(base::leasefs_mount_at(mnt));
   EXPECT_TRUE(wait_gone(pid));
   std::ifstream in(root + "/a.txt");
   std::string content;
@@ -122,7 +122,7 @@ TEST_F(DaemonTest, SecondMountOfSameRootIsRefusedNamingThePid) {
   again = leasefs({"mount", root, mnt2, "--socket", base + "/other.sock"});
   EXPECT_EQ(again.exit_code, 1) << again.output;
   EXPECT_NE(again.output.find("pid " + std::to_string(pid)), std::string::npos) << again.output;
-  EXPECT_FALSE(fuse::leasefs_mount_at(mnt2));
+  EXPECT_FALSE(base::leasefs_mount_at(mnt2));
 }
 
 TEST_F(DaemonTest, KillDashNineThenMountAgainClearsTheDeadMount) {
@@ -163,8 +163,8 @@ TEST_F(DaemonTest, MissingRootOrRootIsAFileFailsClearly) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("mountpoint " + base + "/file is not a directory"), std::string::npos)
       << r.output;
-  EXPECT_FALSE(fuse::leasefs_mount_at(mnt));
-  EXPECT_FALSE(fuse::leasefs_mount_at(root));
+  EXPECT_FALSE(base::leasefs_mount_at(mnt));
+  EXPECT_FALSE(base::leasefs_mount_at(root));
 }
 
 // Polls a file through the mount until it contains `needle` (the daemon writes
@@ -236,7 +236,7 @@ TEST_F(DaemonTest, I7_CorruptStateServesReadOnlyExplainsAndIsLeftAsItWas) {
   std::ofstream(root + "/.longrun/state.json") << garbage;
   auto r = leasefs({"mount", root, "--socket", sock});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(fuse::leasefs_mount_at(root));
+  EXPECT_TRUE(base::leasefs_mount_at(root));
 
   RunOptions in_root;
   in_root.cwd = root;

@@ -27,17 +27,17 @@ struct Daemon {
         memory(dir.path("memory.db")),
         ledger(dir.path("memory.db")),
         service(store, memory, &ledger, gate, events) {}
-  LongrunDir dir;
-  StateStore store;
+  service::LongrunDir dir;
+  service::StateStore store;
   memory::SqliteMemoryStore memory;
   memory::Ledger ledger;
   Gate gate;
-  EventBus events;
-  Service service;
+  service::EventBus events;
+  service::Service service;
 };
 
-CheckpointArgs args() {
-  CheckpointArgs a;
+service::CheckpointArgs args() {
+  service::CheckpointArgs a;
   a.summary = "halfway through the parser rewrite";
   a.next = "port the tokenizer tests";
   return a;
@@ -84,7 +84,7 @@ TEST_P(CrashWindow, I7_CrashLeavesLastGoodStateAndOneCheckpointAfterRetry) {
   EXPECT_FALSE(d.gate.check(Op::kWrite, "a", {}).allowed);
   EXPECT_TRUE(std::filesystem::exists(root.longrun("pending_checkpoint.json")));
 
-  CheckpointArgs retry;
+  service::CheckpointArgs retry;
   retry.retry_pending = true;
   auto reply = d.service.checkpoint(retry, kPerson);
   EXPECT_EQ(reply.checkpoint_id, "C_0001");

@@ -24,7 +24,7 @@ class ServiceTest : public ::testing::Test {
       : dir_(root_.fd(), root_.path()),
         store_(dir_),
         ledger_(dir_.path("memory.db")),
-        service_(std::make_unique<Service>(store_, memory_, &ledger_, gate_, events_)) {}
+        service_(std::make_unique<service::Service>(store_, memory_, &ledger_, gate_, events_)) {}
 
   bool can_write(const std::string& path = "src/a.c") {
     return gate_.check(Op::kWrite, path, {}).allowed;
@@ -37,8 +37,8 @@ class ServiceTest : public ::testing::Test {
     service_->grant({"change the timeout in pay.c", {}, kAllOps, std::nullopt}, kPerson);
     ASSERT_TRUE(can_write());
   }
-  CheckpointArgs checkpoint_args() {
-    CheckpointArgs a;
+  service::CheckpointArgs checkpoint_args() {
+    service::CheckpointArgs a;
     a.summary = "raised the timeout to 30s";
     a.next = "run the payment tests";
     a.verified = "unit tests pass";
@@ -50,7 +50,7 @@ class ServiceTest : public ::testing::Test {
   }
   void restart() {
     service_.reset();
-    service_ = std::make_unique<Service>(store_, memory_, &ledger_, gate_, events_);
+    service_ = std::make_unique<service::Service>(store_, memory_, &ledger_, gate_, events_);
   }
   void expect_error(const std::function<void()>& fn, const std::string& code) {
     try {
@@ -62,13 +62,13 @@ class ServiceTest : public ::testing::Test {
   }
 
   TempDir root_;
-  LongrunDir dir_;
-  StateStore store_;
+  service::LongrunDir dir_;
+  service::StateStore store_;
   FakeMemory memory_;
   memory::Ledger ledger_;
   Gate gate_;
-  EventBus events_;
-  std::unique_ptr<Service> service_;
+  service::EventBus events_;
+  std::unique_ptr<service::Service> service_;
 };
 
 // ---- I1: search before start ----
@@ -116,7 +116,7 @@ TEST_F(ServiceTest, I2_CheckpointIsInMemoryBeforeStateAndBeforeItIsReturned) {
   EXPECT_EQ(reply.record_id, memory_.records[0].id);
   EXPECT_NE(state_file().find("C_0001"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(root_.longrun("pending_checkpoint.json")));
-  auto marker = parse_checkpoint_marker(reply.text);
+  auto marker = service::parse_checkpoint_marker(reply.text);
   ASSERT_TRUE(marker.has_value());
   EXPECT_EQ((*marker)["access_mode"], "read_only");
   EXPECT_EQ((*marker)["status"], "paused");
@@ -150,7 +150,7 @@ TEST_F(ServiceTest, I2_MemoryFailureReturnsNoTextRevokesAndKeepsAPendingCheckpoi
 
   // Memory is back: the retry saves the same checkpoint id, once.
   memory_.fail_saves = false;
-  CheckpointArgs retry;
+  service::CheckpointArgs retry;
   retry.retry_pending = true;
   auto reply = service_->checkpoint(retry, kAgent);
   EXPECT_EQ(reply.checkpoint_id, "C_0001");
@@ -335,7 +335,7 @@ TEST_F(ServiceTest, RecoverRebuildsTheTaskFromTheNewestCheckpoint) {
   service_->checkpoint(checkpoint_args(), kAgent);
   service_.reset();
   std::filesystem::remove(root_.longrun("state.json"));
-  service_ = std::make_unique<Service>(store_, memory_, &ledger_, gate_, events_);
+  service_ = std::make_unique<service::Service>(store_, memory_, &ledger_, gate_, events_);
   auto s = service_->state();
   EXPECT_EQ(s.task_id, task);
   EXPECT_EQ(s.status, TaskStatus::kPaused);
@@ -358,7 +358,7 @@ TEST_F(ServiceTest, I2_ANewCheckpointIsRefusedWhileOneIsPending) {
   second.summary = "a different summary";
   expect_error([&] { service_->checkpoint(second, kAgent); }, "pending_checkpoint");
   EXPECT_TRUE(memory_.records.empty());
-  CheckpointArgs retry;
+  service::CheckpointArgs retry;
   retry.retry_pending = true;
   auto reply = service_->checkpoint(retry, kAgent);
   EXPECT_NE(reply.text.find("raised the timeout"), std::string::npos);
@@ -371,7 +371,7 @@ TEST_F(ServiceTest, I2_APendingCheckpointReplaysEvenIfTheTaskMovedOn) {
   EXPECT_THROW(service_->checkpoint(checkpoint_args(), kAgent), Error);
   memory_.fail_saves = false;
   service_->transition(TaskStatus::kWaitingVerification, "handing over", kAgent);
-  CheckpointArgs retry;
+  service::CheckpointArgs retry;
   retry.retry_pending = true;
   EXPECT_NO_THROW(service_->checkpoint(retry, kAgent));
   EXPECT_EQ(service_->state().status, TaskStatus::kWaitingVerification);
@@ -455,7 +455,7 @@ class AskServiceTest : public ServiceTest {
     a.turn = service_->state().turn_index;
     return a;
   }
-  std::vector<PendingRequest> pending() { return service_->status().pending_requests; }
+  std::vector<service::PendingRequest> pending() { return service_->status().pending_requests; }
 
   AskChannel channel_;
   RecordingWaiter waiter_;

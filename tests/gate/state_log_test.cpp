@@ -38,8 +38,8 @@ TaskState at_turn(uint64_t turn) {
 // Three states through a store that then "crashes" (its records stay in the log:
 // the first went to state.json, the two after it only to the log).
 void write_three(const TempDir& root) {
-  LongrunDir dir(root.fd(), root.path());
-  auto store = std::make_unique<StateStore>(dir);
+  service::LongrunDir dir(root.fd(), root.path());
+  auto store = std::make_unique<service::StateStore>(dir);
   for (uint64_t t = 1; t <= 3; ++t) store->save(at_turn(t));
   const std::string snapshot = TempDir::read(root.longrun("state.json"));
   const std::string log = TempDir::read(root.longrun("state.log"));
@@ -49,8 +49,8 @@ void write_three(const TempDir& root) {
 }
 
 uint64_t turn_after_load(const TempDir& root) {
-  LongrunDir dir(root.fd(), root.path());
-  StateStore store(dir);
+  service::LongrunDir dir(root.fd(), root.path());
+  service::StateStore store(dir);
   auto s = store.load();
   return s ? s->turn_index : 0;
 }
@@ -113,8 +113,8 @@ TEST(StateLog, I7_RecordsAlreadyInStateJsonAreSkipped) {
 // later one is.
 TEST(StateLog, EveryWaiterReturnsWithItsRecordAndAllBeforeItOnDisk) {
   TempDir root;
-  LongrunDir dir(root.fd(), root.path());
-  StateLog log(dir);
+  service::LongrunDir dir(root.fd(), root.path());
+  service::StateLog log(dir);
   std::mutex order;  // appends are serialized, as the service's lock does
   uint64_t seq = 0;
   std::vector<std::thread> threads;
@@ -141,13 +141,13 @@ TEST(StateLog, EveryWaiterReturnsWithItsRecordAndAllBeforeItOnDisk) {
 // revoked, and no later change is taken (fail closed), until a restart.
 TEST(StateLog, I7_ASyncThatFailsRevokesEveryLeaseAndTakesNoMoreChanges) {
   TempDir root;
-  LongrunDir dir(root.fd(), root.path());
-  StateStore store(dir);
+  service::LongrunDir dir(root.fd(), root.path());
+  service::StateStore store(dir);
   memory::SqliteMemoryStore memory(dir.path("memory.db"));
   memory::Ledger ledger(dir.path("memory.db"));
   Gate gate;
-  EventBus events;
-  Service service(store, memory, &ledger, gate, events);
+  service::EventBus events;
+  service::Service service(store, memory, &ledger, gate, events);
   service.start({"fix the payment timeout", {}, ""}, kPerson);
   service.await_durable();
   service.grant({"edit pay.c", {}, kAllOps, std::nullopt}, kPerson);

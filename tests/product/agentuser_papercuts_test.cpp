@@ -105,7 +105,7 @@ TEST_F(PapercutTest, UnmountByRootInMirrorMode) {
   EXPECT_NE(again.output.find("leasefs unmount " + root), std::string::npos) << again.output;
   RunResult r = run_argv({LEASEFS_BIN, "unmount", root});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_FALSE(fuse::leasefs_mount_at(mnt));
+  EXPECT_FALSE(base::leasefs_mount_at(mnt));
 }
 
 }  // namespace

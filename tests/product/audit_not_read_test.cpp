@@ -12,7 +12,7 @@
 #include "memory/sqlite_memory_store.hpp"
 #include "service/service.hpp"
 
-namespace leasefs::gate::control::test {
+namespace leasefs::control::test {
 namespace {
 
 // Counts opens and reads of one file while it lives.
@@ -69,15 +69,15 @@ TEST(AuditIsEvidence, RecoverNeverReadsTheAuditLog) {
   AccessWatch watch(longrun + "audit.jsonl");
 
   base::UniqueFd root(::open(h.root().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  LongrunDir dir(root.get(), h.root());
-  StateStore store(dir);
+  service::LongrunDir dir(root.get(), h.root());
+  service::StateStore store(dir);
   memory::SqliteMemoryStore memory(dir.path("memory.db"));
   memory::Ledger ledger(dir.path("memory.db"));
-  Gate gate;
-  EventBus events;
-  Service service(store, memory, &ledger, gate, events);  // recovers: state.json is gone
+  gate::Gate gate;
+  service::EventBus events;
+  service::Service service(store, memory, &ledger, gate, events);  // recovers: state.json is gone
   EXPECT_EQ(service.state().last_checkpoint_id, "C_0001");
-  EXPECT_EQ(service.state().status, TaskStatus::kPaused);
+  EXPECT_EQ(service.state().status, gate::TaskStatus::kPaused);
   EXPECT_EQ(watch.reads_and_opens(), 0);
 }
 
@@ -95,4 +95,4 @@ TEST(AuditIsEvidence, ABrokenAuditLogChangesNothingAboutResume) {
 }
 
 }  // namespace
-}  // namespace leasefs::gate::control::test
+}  // namespace leasefs::control::test

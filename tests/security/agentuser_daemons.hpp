@@ -42,7 +42,7 @@ class AgentUserTest : public ::testing::Test {
   void TearDown() override {
     // Innermost first: a stacked mount before the one it sits on.
     for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
-      if (fuse::leasefs_mount_at(*it)) {
+      if (base::leasefs_mount_at(*it)) {
         RunOptions o;
         o.timeout_s = 10;
         run_argv({"fusermount3", "-uz", *it}, o);

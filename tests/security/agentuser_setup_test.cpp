@@ -25,13 +25,13 @@ TEST_F(AgentUserTest, AgentSetupInOneCommand) {
   RunResult r = leasefs({"mount", root, "--agent", agent}, root, root);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("chown -R " + agent + ": " + root), std::string::npos) << r.output;
-  EXPECT_FALSE(fuse::leasefs_mount_at(root));
+  EXPECT_FALSE(base::leasefs_mount_at(root));
 
   ASSERT_EQ(run_argv({"chown", "-R", agent + ":", root}).exit_code, 0);
   r = leasefs({"mount", root, "--agent", agent}, root, root);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  ASSERT_TRUE(fuse::leasefs_mount_at(root));
-  const std::string sock = gate::default_socket_path(root);
+  ASSERT_TRUE(base::leasefs_mount_at(root));
+  const std::string sock = protocol::default_socket_path(root);
 
   // The agent reads how to ask, and nothing else in .longrun.
   const std::string src = root + "/src";
@@ -137,7 +137,7 @@ TEST_F(AgentUserTest, AgentWhoseGroupIsSharedIsRefused) {
   EXPECT_NE(r.output.find(other + " is in too"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("usermod -g " + agent + "-agent " + agent), std::string::npos)
       << r.output;
-  EXPECT_FALSE(fuse::leasefs_mount_at(root));
+  EXPECT_FALSE(base::leasefs_mount_at(root));
 }
 
 }  // namespace

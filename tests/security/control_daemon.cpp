@@ -31,7 +31,7 @@ ControlDaemon::ControlDaemon() {
 
 ControlDaemon::~ControlDaemon() {
   if (pid_t p = pid()) seen_.push_back(p);
-  if (fuse::leasefs_mount_at(root_)) {
+  if (base::leasefs_mount_at(root_)) {
     RunOptions o;
     o.timeout_s = 10;
     run_argv({"fusermount3", "-uz", root_}, o);
@@ -51,14 +51,14 @@ RunResult ControlDaemon::mount(const std::vector<std::string>& extra) {
 }
 
 pid_t ControlDaemon::pid() const {
-  if (!fuse::leasefs_mount_at(root_)) return seen_.empty() ? 0 : seen_.back();
+  if (!base::leasefs_mount_at(root_)) return seen_.empty() ? 0 : seen_.back();
   pid_t p = read_lock_pid(root_ + "/.longrun/lock");
   if (p > 0) seen_.push_back(p);
   return p;
 }
 
 bool ControlDaemon::mounted() const {
-  return fuse::leasefs_mount_at(root_).has_value();
+  return base::leasefs_mount_at(root_).has_value();
 }
 
 bool ControlDaemon::stop_with(int sig, int within_ms) {

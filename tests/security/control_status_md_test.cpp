@@ -199,11 +199,11 @@ TEST(ControlStatusMd, AgentTextNeverBecomesMarkdownStructure) {
 // inline code span that holds no control byte and gives the text back escaped.
 TEST(ControlStatusMd, QuotingHoldsForAnyBytes) {
   const std::string nul_text = std::string("a\0b", 3) + "\n# h\xff`` ```` -->";
-  const std::string q = gate::md_quote(nul_text);
+  const std::string q = service::md_quote(nul_text);
   EXPECT_EQ(q, "````` a\\x00b\\n# h\\xff`` ```` --> `````");
   expect_daemon_structure("Next step: " + q + "\n");
-  EXPECT_EQ(gate::md_quote("`"), "`` ` ``");
-  EXPECT_EQ(gate::md_quote("a\\nb"), "` a\\\\nb `");
+  EXPECT_EQ(service::md_quote("`"), "`` ` ``");
+  EXPECT_EQ(service::md_quote("a\\nb"), "` a\\\\nb `");
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ TEST_F(BusyRootTest, MountOverABusyRootIsRefusedNamingTheProcesses) {
   start_busy_agents();
   auto r = leasefs({"mount", root, "--socket", sock});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_FALSE(fuse::leasefs_mount_at(root));
+  EXPECT_FALSE(base::leasefs_mount_at(root));
   EXPECT_NE(r.output.find(std::to_string(cwd_pid) + " ("), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(": cwd)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(std::to_string(fd_pid) + " ("), std::string::npos) << r.output;

@@ -56,7 +56,7 @@ class FdcrashTest : public ::testing::Test {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, nullptr, 0);
     }
-    for (int i = 0; i < 1000 && fuse::leasefs_mount_at(root); ++i) {
+    for (int i = 0; i < 1000 && base::leasefs_mount_at(root); ++i) {
       remember(read_lock_pid(root + "/.longrun/lock"));
       RunOptions o;
       o.timeout_s = 10;
@@ -71,7 +71,7 @@ class FdcrashTest : public ::testing::Test {
   }
   RunResult leasefs(const std::vector<std::string>& args) {
     RunResult r = run_binary(kLeasefs, args);
-    if (fuse::leasefs_mount_at(root) && !fuse::dead_leasefs_mount(root)) {
+    if (base::leasefs_mount_at(root) && !fuse::dead_leasefs_mount(root)) {
       remember(read_lock_pid(root + "/.longrun/lock"));
     }
     return r;

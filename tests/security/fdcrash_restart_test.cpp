@@ -50,7 +50,7 @@ class RestartTest : public FdcrashTest {
               }),
               0);
   }
-  bool live() { return fuse::leasefs_mount_at(root) && !fuse::dead_leasefs_mount(root); }
+  bool live() { return base::leasefs_mount_at(root) && !fuse::dead_leasefs_mount(root); }
   // Stops the agent, clears every layer (the dead mounts stay stacked beneath
   // the live one, failing closed, until then), and lists the bare tree.
   void expect_nothing_landed() {
@@ -61,7 +61,7 @@ class RestartTest : public FdcrashTest {
     children.clear();
     auto r = leasefs({"unmount", root});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    ASSERT_FALSE(fuse::leasefs_mount_at(root));
+    ASSERT_FALSE(base::leasefs_mount_at(root));
     base::UniqueFd dir(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     std::vector<std::string> now = list_dir(dir.get());
     now.erase(std::remove(now.begin(), now.end(), ".longrun"), now.end());

@@ -27,7 +27,7 @@ namespace {
 // Aborting a FUSE connection fails every request still waiting on it, so a thread
 // stuck in the kernel on this mount (and with it the process's exit) comes free.
 void abort_fuse_connection(const std::string& mnt) {
-  auto entry = fuse::leasefs_mount_at(mnt);
+  auto entry = base::leasefs_mount_at(mnt);
   if (!entry) return;
   const std::string connection = entry->device.substr(entry->device.find(':') + 1);
   const char* fusectl = "/sys/fs/fuse/connections";
