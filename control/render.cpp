@@ -1,10 +1,13 @@
 #include "control/render.hpp"
 
 #include "gate/op.hpp"
+#include "service/service_support.hpp"
 
 namespace leasefs::control {
 
 using nlohmann::json;
+// A request reads the same in a reply as in the `request` event.
+using service::request_json;
 
 namespace {
 
@@ -26,24 +29,6 @@ json grant_json(const gate::Grant& g) {
             {"issued_ms", g.issued_ms},
             {"expires_ms", g.expires_ms ? json(*g.expires_ms) : json(nullptr)}};
   if (!g.request_id.empty()) j["request_id"] = g.request_id;
-  return j;
-}
-
-json request_json(const memory::Request& r) {
-  json j = {{"id", r.id},
-            {"task_id", r.task_id},
-            {"turn", r.turn},
-            {"reason", r.reason},
-            {"paths", r.paths},
-            {"state", memory::to_string(r.state)},
-            {"requester_uid", r.requester_uid}};
-  // Who asked, next to what was asked (0 and "" for requests made before schema 5).
-  if (r.requester_pid != 0) {
-    j["requester_pid"] = r.requester_pid;
-    j["requester_command"] = r.requester_command;
-  }
-  if (r.decided_by) j["decided_by"] = *r.decided_by;
-  if (!r.decision_reason.empty()) j["decision_reason"] = r.decision_reason;
   return j;
 }
 

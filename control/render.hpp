@@ -11,7 +11,6 @@ namespace leasefs::control {
 
 // The pieces replies share.
 nlohmann::json grant_json(const gate::Grant& grant);
-nlohmann::json request_json(const memory::Request& request);
 nlohmann::json task_json(const gate::TaskState& state);  // null when there is no task
 nlohmann::json hits_json(const std::vector<memory::SearchHit>& hits);
 nlohmann::json ask_json(const service::AskStatus& ask);
