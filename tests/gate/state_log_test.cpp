@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/sha256.hpp"
 #include "memory/sqlite_memory_store.hpp"
 #include "service/service.hpp"
 #include "service/state_store.hpp"
@@ -95,6 +96,24 @@ TEST(StateLog, I7_CorruptRecordBeforeTheLastRefusesToStartAndKeepsTheFile) {
   }
   EXPECT_EQ(TempDir::read(root.longrun("state.log")), log);
   EXPECT_EQ(TempDir::read(root.longrun("state.json")), json_before);
+}
+
+// A record whose checksum matches but whose state does not read (a forged or
+// future record): state_corrupt naming the log, not an unexplained exception.
+TEST(StateLog, I7_RecordWithAWrongTypeIsStateCorruptNamingTheLog) {
+  TempDir root;
+  write_three(root);
+  const std::string payload = R"({"seq":9,"state":{"turn_index":"nine"}})";
+  TempDir::write(root.longrun("state.log"), TempDir::read(root.longrun("state.log")) +
+                                                base::sha256_hex(payload) + " " + payload + "\n");
+  try {
+    turn_after_load(root);
+    ADD_FAILURE() << "loaded a record whose state does not read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "state_corrupt");
+    EXPECT_NE(std::string(e.what()).find("state.log is corrupt: record 9"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(StateLog, I7_RecordsAlreadyInStateJsonAreSkipped) {
