@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "base/sha256.hpp"
+#include "base/would_block.hpp"
 #include "memory/memory_error.hpp"
 #include "service/service.hpp"
 
@@ -20,6 +21,16 @@ const std::vector<Command>& command_table() {
 #undef LEASEFS_COMMAND
   };
   return table;
+}
+
+bool runs_on_loop(std::string_view name) noexcept {
+  // Each of these answers from memory and changes nothing before it holds the
+  // service's lock, and none waits for a sync before its reply (status reads;
+  // turn and end-turn revoke, kAfterReply): so the loop may run them itself,
+  // and an approver's turn does not queue behind the agent's commands. Whatever
+  // else they would need (a ledger query, a fold of the state log, a scan of
+  // /proc, an ask to end) hands them to a worker (base/would_block.hpp).
+  return name == "status" || name == "turn" || name == "end-turn";
 }
 
 const Command* find_command(std::string_view name) noexcept {
@@ -64,6 +75,14 @@ Dispatcher::Outcome Dispatcher::handle_line(std::string_view line,
 Dispatcher::Outcome Dispatcher::dispatch(const protocol::Request& req,
                                          const gate::Actor& actor) noexcept {
   try {
+    return answer(req, actor);
+  } catch (...) {
+    return Outcome{json(), false};  // out of memory for the error reply itself
+  }
+}
+
+Dispatcher::Outcome Dispatcher::answer(const protocol::Request& req, const gate::Actor& actor) {
+  try {
     const Command* command = find_command(req.cmd);
     if (!command) {
       throw Error(Errc::kUnknownCommand, "unknown command '" + req.cmd + "'");
@@ -71,12 +90,27 @@ Dispatcher::Outcome Dispatcher::dispatch(const protocol::Request& req,
     json reply = run(*command, req, actor);
     bool stream = command->streams && reply.value("ok", false);
     return Outcome{std::move(reply), stream};
+  } catch (const base::WouldBlock&) {
+    throw;
   } catch (...) {
-    try {
-      return Outcome{reply_for_current_exception(req.id), false};
-    } catch (...) {
-      return Outcome{json(), false};
-    }
+    return Outcome{reply_for_current_exception(req.id), false};
+  }
+}
+
+std::optional<Dispatcher::Outcome> Dispatcher::try_on_loop(std::string_view line,
+                                                           const gate::Actor& actor) noexcept {
+  // Parsing is bounded by the line's length: a long line is a worker's.
+  constexpr size_t kLoopLineBytes = 4096;
+  if (line.size() > kLoopLineBytes) return std::nullopt;
+  try {
+    json id;
+    protocol::Request req = protocol::parse_request(line, &id);
+    // A keyed request consults the reply memo, which is SQL.
+    if (!runs_on_loop(req.cmd) || req.idempotency_key) return std::nullopt;
+    base::NonBlockingScope scope;
+    return answer(req, actor);
+  } catch (...) {
+    return std::nullopt;  // would block, or a bad line: a worker answers it as ever
   }
 }
 
@@ -90,6 +124,8 @@ json Dispatcher::run(const Command& command, const protocol::Request& req,
       // Answered only once on disk, outside the service's lock (group commit).
       if (ctx_.service) ctx_.service->await_durable();
       return {protocol::ok_reply(nullptr, std::move(result)), true};
+    } catch (const base::WouldBlock&) {
+      throw;
     } catch (...) {
       json reply = reply_for_current_exception(nullptr);
       auto c = errc_from_wire(reply["error"].value("code", ""));

@@ -101,8 +101,15 @@ class Dispatcher {
   // it cannot report).
   Outcome handle_line(std::string_view line, const gate::Actor& actor) noexcept;
   Outcome dispatch(const protocol::Request& request, const gate::Actor& actor) noexcept;
+  // The same, for the control socket's loop: answers `line` only when it is a
+  // short request for a command that runs on the loop (runs_on_loop) and
+  // nothing it needs is held by another thread; otherwise nullopt, having
+  // changed nothing, and the line goes to a worker.
+  std::optional<Outcome> try_on_loop(std::string_view line, const gate::Actor& actor) noexcept;
 
  private:
+  // dispatch() without its last catch: throws base::WouldBlock, and only that.
+  Outcome answer(const protocol::Request& request, const gate::Actor& actor);
   nlohmann::json run(const Command& command, const protocol::Request& request,
                      const gate::Actor& actor);
 

@@ -72,6 +72,9 @@ struct Server::Impl {
   Clock::time_point accept_paused_until{};
   bool accept_paused = false;
 
+  // Connections to pump again without waiting for their socket (pump_again).
+  std::vector<uint64_t> again;
+
   // Workers to loop.
   std::mutex done_mu;
   std::vector<Done> done;
@@ -131,7 +134,9 @@ struct Server::Impl {
   void loop_main() {
     std::vector<epoll_event> ready(64);
     while (!stopping) {
-      int n = ::epoll_wait(epoll_fd.get(), ready.data(), static_cast<int>(ready.size()), 250);
+      const int timeout_ms = again.empty() ? 250 : 0;
+      int n =
+          ::epoll_wait(epoll_fd.get(), ready.data(), static_cast<int>(ready.size()), timeout_ms);
       if (n < 0) {
         if (errno == EINTR) continue;
         spdlog::error("control: epoll_wait: {}", std::strerror(errno));
@@ -155,6 +160,7 @@ struct Server::Impl {
         take_replies();
         pump_streams();
       }
+      if (!stopping) pump_again();
       housekeeping();
     }
   }
@@ -282,8 +288,38 @@ struct Server::Impl {
         c->queue(protocol::to_line(protocol::error_reply(nullptr, Errc::kBusy, why)));
         continue;
       }
+      if (auto outcome = dispatcher.try_on_loop(line->text, c->actor)) {
+        deliver(c, std::move(*outcome));
+        // Its next request waits for this round's other connections.
+        if (!c->flush()) {
+          close(c);
+        } else {
+          again.push_back(c->id);
+        }
+        return;
+      }
       run(c, std::move(line->text));
       return;
+    }
+  }
+
+  // A reply for `c`, from the loop or a worker.
+  void deliver(Connection* c, Dispatcher::Outcome outcome) {
+    c->last_active = Clock::now();
+    c->last_progress = c->last_active;
+    if (outcome.stream) {
+      start_watch(c, outcome.reply);
+    } else {
+      c->queue(protocol::to_line(outcome.reply));
+    }
+  }
+
+  // Connections answered on the loop last round, pumped once more each.
+  void pump_again() {
+    std::vector<uint64_t> ids;
+    ids.swap(again);
+    for (uint64_t id : ids) {
+      if (Connection* c = find(id)) pump(c);
     }
   }
 
@@ -312,13 +348,7 @@ struct Server::Impl {
       Connection* c = find(d.conn);
       if (!c) continue;  // closed meanwhile (stop, or its peer is gone)
       c->busy = false;
-      c->last_active = Clock::now();
-      c->last_progress = c->last_active;
-      if (d.outcome.stream) {
-        start_watch(c, d.outcome.reply);
-      } else {
-        c->queue(protocol::to_line(d.outcome.reply));
-      }
+      deliver(c, std::move(d.outcome));
       pump(c);
     }
   }

@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "base/would_block.hpp"
 #include "daemon/busy_root.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/cli_agent.hpp"
@@ -98,8 +99,15 @@ struct BusyWatch {
 // budget, and the inode cache.
 // `busy`: the tree was mounted over with --allow-busy while these processes
 // reached it; they are looked for again on every status while any lives.
+// Counting the daemon's descriptors reads /proc/self/fd whole: past this many it
+// is not done on the control socket's loop.
+constexpr size_t kFdsScannedOnTheLoop = 1024;
+
 nlohmann::json file_plane_status(const fuse::Filesystem& fs, const BusyWatch& busy) {
   const fuse::FdBudget& budget = fuse::fd_budget();
+  // Scans of /proc (every process, or many descriptors) are left to a thread
+  // that may wait, not done on the control socket's loop.
+  if (busy.watch || budget.in_use() > kFdsScannedOnTheLoop) base::would_block_here();
   const fuse::FdCache::Stats cache = fs.fd_cache().stats();
   nlohmann::json busy_json = nlohmann::json::array();
   if (busy.watch) {

@@ -14,6 +14,7 @@
 
 #include "base/failpoint.hpp"
 #include "base/sha256.hpp"
+#include "base/would_block.hpp"
 #include "journal/beneath.hpp"
 
 namespace leasefs::journal {
@@ -177,6 +178,7 @@ Journal::Journal(int root_fd, int longrun_fd, Options options)
   dir_.reset(::openat(longrun_.get(), "journal", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dir_) throw std::system_error(errno, std::generic_category(), "open .longrun/journal");
   ::fchmod(dir_.get(), 0700);
+  kept_ = turns();
 }
 
 Journal::~Journal() {
@@ -188,9 +190,14 @@ void Journal::set_listener(std::function<void(const Entry&)> fn) {
   listener_ = std::move(fn);
 }
 
-std::vector<std::string> Journal::not_undoable(uint64_t turn) const {
-  std::lock_guard lock(mu_);
-  return turn == turn_ ? not_undoable_ : std::vector<std::string>{};
+Journal::Summary Journal::summary(uint64_t turn) const {
+  {
+    auto lock = base::lock_or_would_block(mu_);
+    if (turn == turn_) return {bytes_, kept_.size(), not_undoable_};
+    if (std::find(kept_.begin(), kept_.end(), turn) == kept_.end()) return {0, kept_.size(), {}};
+  }
+  base::would_block_here();
+  return {turn_bytes(turn), turns().size(), {}};
 }
 
 int Journal::open_turn_locked(uint64_t turn) {
@@ -225,6 +232,7 @@ int Journal::open_turn_locked(uint64_t turn) {
   // A new turn: retention runs now, once, not on every later mutation (it
   // touches only older turns' directories).
   if (previous != turn) prune(turn);
+  kept_ = turns();
   return 0;
 }
 
@@ -398,6 +406,7 @@ void Journal::note_rename(uint64_t turn, std::string_view from, std::string_view
   line += '\n';
   if (::write(index_.get(), line.data(), line.size()) == static_cast<ssize_t>(line.size())) {
     seq_ = e.seq;
+    bytes_ += line.size();
     if (listener_) listener_(e);
   }
 }

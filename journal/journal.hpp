@@ -101,8 +101,16 @@ class Journal {
 
   // Told of every entry once it is durable (for the audit chain and events).
   void set_listener(std::function<void(const Entry&)> fn);
-  // Paths marked not undoable, of the turn being recorded (status).
-  std::vector<std::string> not_undoable(uint64_t turn) const;
+  // What status shows of `turn`, from memory: bytes as counted against
+  // max_turn_bytes. Only a turn that has a directory but is not the one being
+  // recorded (a restart within a turn, before its first write) is read from
+  // disk: base::would_block_here() first.
+  struct Summary {
+    uint64_t bytes = 0;
+    size_t turns_kept = 0;
+    std::vector<std::string> not_undoable;  // paths marked so in `turn`
+  };
+  Summary summary(uint64_t turn) const;
 
   // Deletes turns beyond the retention (never `current`).
   void prune(uint64_t current);
@@ -131,6 +139,9 @@ class Journal {
   std::unordered_set<std::string> paths_;
   std::set<std::pair<uint64_t, uint64_t>> inodes_;
   std::vector<std::string> not_undoable_;
+  // The turns with a directory, as of the start or of turn_'s opening and its
+  // retention (only open_turn_locked creates or removes one).
+  std::vector<uint64_t> kept_;
   std::function<void(const Entry&)> listener_;
 };
 

@@ -89,7 +89,10 @@ std::string_view utf8_prefix(std::string_view text, std::size_t max) {
 }  // namespace
 
 SqliteMemoryStore::SqliteMemoryStore(const std::string& db_path, SqliteDb::Options options)
-    : db_(open_database(db_path, options)) {}
+    : db_(open_database(db_path, options)) {
+  auto stmt = db_.prepare("SELECT COUNT(*) FROM records");
+  count_ = stmt.step() ? static_cast<std::size_t>(stmt.column_int64(0)) : 0;
+}
 
 std::vector<SearchHit> SqliteMemoryStore::search(std::string_view query, std::size_t limit) {
   if (limit == 0) return {};
@@ -169,7 +172,8 @@ std::vector<SearchHit> SqliteMemoryStore::search(std::string_view query, std::si
 
 Record SqliteMemoryStore::save(const NewRecord& record) {
   std::lock_guard lock(mutex_);
-  return db_.transaction([&]() -> Record {
+  bool inserted = false;
+  Record out = db_.transaction([&]() -> Record {
     if (!record.ref.empty()) {
       auto existing =
           db_.prepare("SELECT " + std::string(kColumns) + " FROM records WHERE ref = ?");
@@ -213,8 +217,11 @@ Record SqliteMemoryStore::save(const NewRecord& record) {
     }
     insert.bind(10, saved.created_ms);
     insert.run();
+    inserted = true;
     return saved;
   });
+  if (inserted) count_.fetch_add(1, std::memory_order_relaxed);  // committed
+  return out;
 }
 
 std::optional<Record> SqliteMemoryStore::find_by_ref(std::string_view ref) {
@@ -239,9 +246,7 @@ std::optional<Record> SqliteMemoryStore::newest(std::string_view type, std::stri
 }
 
 std::size_t SqliteMemoryStore::count() {
-  std::lock_guard lock(mutex_);
-  auto stmt = db_.prepare("SELECT COUNT(*) FROM records");
-  return stmt.step() ? static_cast<std::size_t>(stmt.column_int64(0)) : 0;
+  return count_.load(std::memory_order_relaxed);
 }
 
 }  // namespace leasefs::memory

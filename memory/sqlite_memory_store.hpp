@@ -11,6 +11,7 @@
 // indexes that matched (lower is better), with a fixed bonus per LIKE match.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -35,6 +36,9 @@ class SqliteMemoryStore final : public MemoryStore {
 
  private:
   std::mutex mutex_;  // guards db_
+  // Records held: counted at open and on every committed insert (records are
+  // never deleted), so that status asks no SQL and waits for no save.
+  std::atomic<std::size_t> count_{0};
   SqliteDb db_;
 };
 

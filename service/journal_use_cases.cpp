@@ -112,8 +112,8 @@ UndoResult JournalUseCases::undo(const UndoArgs& args, const gate::Actor& actor)
 
 JournalStatus JournalUseCases::status() {
   const uint64_t turn = service_.state().turn_index;
-  return {journal_.enabled(), turn, journal_.turn_bytes(turn), journal_.turns().size(),
-          journal_.not_undoable(turn)};
+  journal::Journal::Summary s = journal_.summary(turn);
+  return {journal_.enabled(), turn, s.bytes, s.turns_kept, std::move(s.not_undoable)};
 }
 
 }  // namespace leasefs::service

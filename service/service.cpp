@@ -125,13 +125,14 @@ Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger*
     auto last = static_cast<uint64_t>(std::max<int64_t>(ledger_->last_grant_number(), 0));
     state_.grant_seq = std::max(state_.grant_seq, last);
   }
+  reload_pending();
   publish_snapshot(state_);
   write_status();
   flush_status();  // a mounted root has its status.md before anyone can ask
 }
 
 gate::TaskState Service::state() const {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   return state_;
 }
 
@@ -186,6 +187,8 @@ void Service::commit(gate::TaskState next, Durability durability) {
     // What takes permission away needs no wait: a restart revokes every lease
     // anyway (I3). Everything else is answered once it is on disk.
     if (durability == Durability::kBeforeReply) tls_durable_ticket = ticket;
+  } catch (const base::WouldBlock&) {
+    throw;  // nothing was written: a worker does it all again
   } catch (...) {
     // Fail closed: a state that cannot be saved keeps no lease.
     state_.grants.clear();
@@ -194,7 +197,9 @@ void Service::commit(gate::TaskState next, Durability durability) {
     throw;
   }
   publish_snapshot(next);
+  const bool new_task = next.task_id != state_.task_id;
   state_ = std::move(next);
+  if (new_task) reload_pending();
   write_status();
 }
 
@@ -206,7 +211,7 @@ void Service::await_durable() {
   } catch (...) {
     // The disk may not hold what was answered in memory: fail closed, as a save
     // that failed outright does.
-    std::lock_guard lock(mu_);
+    auto lock = lock_service();
     spdlog::error("the task state could not be made durable; every lease is revoked");
     state_.grants.clear();
     publish_snapshot(state_);
@@ -220,7 +225,7 @@ void Service::emit(json event) {
 }
 
 StatusReport Service::status() {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   StatusReport out;
   const int64_t now = base::now_ms();
   for (const auto& g : state_.grants) {
@@ -228,12 +233,10 @@ StatusReport Service::status() {
       out.grants.push_back(g);
     }
   }
-  if (ledger_ && state_.has_task()) {
-    for (auto& r : ledger_->pending_requests(state_.task_id)) {
-      if (r.turn != static_cast<int64_t>(state_.turn_index)) continue;
-      const bool ask = asks_.count(r.id) > 0;  // an operation is parked on it
-      out.pending_requests.push_back({std::move(r), ask});
-    }
+  for (const auto& r : pending_requests()) {
+    if (r.turn != static_cast<int64_t>(state_.turn_index)) continue;
+    const bool ask = asks_.count(r.id) > 0;  // an operation is parked on it
+    out.pending_requests.push_back({r, ask});
   }
   out.task = state_;
   out.turn = state_.turn_index;
@@ -253,7 +256,7 @@ StatusReport Service::status() {
 }
 
 StartResult Service::start(const StartArgs& args, const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   if (args.description.empty()) {
     throw Error(Errc::kInvalidArgument, "a task needs a description");
   }
@@ -297,7 +300,7 @@ StartResult Service::start(const StartArgs& args, const gate::Actor& actor) {
 }
 
 TurnResult Service::turn(const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   gate::TaskState next = state_;
   const size_t revoked = next.grants.size();
   next.turn_index += 1;
@@ -309,7 +312,7 @@ TurnResult Service::turn(const gate::Actor& actor) {
 }
 
 TurnResult Service::end_turn(const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   end_asks("the turn ended");
   gate::TaskState next = state_;
   const size_t revoked = next.grants.size();
@@ -324,7 +327,7 @@ TurnResult Service::end_turn(const gate::Actor& actor) {
 }
 
 GrantResult Service::grant(const GrantArgs& args, const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   require_approver(actor, "grant a lease");
   require_in_progress(state_, "grant");
   if (args.reason.empty()) {
@@ -355,7 +358,7 @@ GrantResult Service::grant(const GrantArgs& args, const gate::Actor& actor) {
 }
 
 RevokeResult Service::revoke(const std::optional<std::string>& grant_id, const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   gate::TaskState next = state_;
   size_t revoked = 0;
   if (grant_id) {
@@ -402,8 +405,30 @@ memory::Ledger& Service::ledger() {
   return *ledger_;
 }
 
+void Service::reload_pending() noexcept {
+  pending_.reset();
+  if (!ledger_ || !state_.has_task()) return;
+  try {
+    pending_ = ledger_->pending_requests(state_.task_id);
+    pending_task_ = state_.task_id;
+  } catch (const std::exception& e) {
+    spdlog::warn("ledger: pending requests not read: {}", e.what());  // status tries again
+  }
+}
+
+const std::vector<memory::Request>& Service::pending_requests() {
+  static const std::vector<memory::Request> kNone;
+  if (!ledger_ || !state_.has_task()) return kNone;
+  if (!pending_ || pending_task_ != state_.task_id) {
+    base::would_block_here();  // a query: not on a thread that must not wait
+    pending_ = ledger_->pending_requests(state_.task_id);
+    pending_task_ = state_.task_id;
+  }
+  return *pending_;
+}
+
 RequestResult Service::request(const RequestArgs& args, const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   require_readable_state();
   require_task(state_);
   if (args.reason.empty()) {
@@ -412,7 +437,7 @@ RequestResult Service::request(const RequestArgs& args, const gate::Actor& actor
   // A budget per uid, so that no agent can bury an approver's list.
   if (!actor.approver) {
     size_t mine = 0;
-    for (const auto& p : ledger().pending_requests(state_.task_id)) {
+    for (const auto& p : pending_requests()) {
       if (p.requester_uid == actor.uid) ++mine;
     }
     if (mine >= kMaxPendingRequestsPerUid) {
@@ -423,8 +448,10 @@ RequestResult Service::request(const RequestArgs& args, const gate::Actor& actor
   }
   auto paths = normalize_paths(args.paths, store_.dir().root());
   const std::string command = gate::process_command(actor.pid);
-  auto r = ledger().create_request(state_.task_id, static_cast<int64_t>(state_.turn_index),
-                                   args.reason, paths, actor.uid, actor.pid, command);
+  auto r = change_requests([&](memory::Ledger& l) {
+    return l.create_request(state_.task_id, static_cast<int64_t>(state_.turn_index), args.reason,
+                            paths, actor.uid, actor.pid, command);
+  });
   spdlog::info("request {} by uid {} pid {}: {}", r.id, actor.uid, actor.pid, r.reason);
   emit({{"type", "request"},
         {"request", request_json(r)},
@@ -444,15 +471,17 @@ namespace {
 
 ApproveResult Service::approve(const std::string& request_id, const std::string& reason,
                                const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   require_approver(actor, "approve a request");
   require_readable_state();
   // Check first, so that an approval never gets consumed without becoming a lease.
   require_in_progress(state_, "approve");
   memory::DecisionOutcome outcome;
   try {
-    outcome = ledger().decide(request_id, memory::Decision::approve, state_.task_id,
-                              static_cast<int64_t>(state_.turn_index), actor.uid, reason);
+    outcome = change_requests([&](memory::Ledger& l) {
+      return l.decide(request_id, memory::Decision::approve, state_.task_id,
+                      static_cast<int64_t>(state_.turn_index), actor.uid, reason);
+    });
   } catch (const memory::LedgerError& e) {
     rethrow_ledger(e);
   }
@@ -483,13 +512,15 @@ ApproveResult Service::approve(const std::string& request_id, const std::string&
 
 RejectResult Service::reject(const std::string& request_id, const std::string& reason,
                              const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   require_approver(actor, "reject a request");
   require_readable_state();
   memory::DecisionOutcome outcome;
   try {
-    outcome = ledger().decide(request_id, memory::Decision::reject, state_.task_id,
-                              static_cast<int64_t>(state_.turn_index), actor.uid, reason);
+    outcome = change_requests([&](memory::Ledger& l) {
+      return l.decide(request_id, memory::Decision::reject, state_.task_id,
+                      static_cast<int64_t>(state_.turn_index), actor.uid, reason);
+    });
   } catch (const memory::LedgerError& e) {
     rethrow_ledger(e);
   }
@@ -508,7 +539,7 @@ RejectResult Service::reject(const std::string& request_id, const std::string& r
 // or failure anywhere leaves the old state and the pending file; replaying it saves
 // the same checkpoint id again, which memory treats as the same record.
 CheckpointResult Service::checkpoint(const CheckpointArgs& args, const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   require_readable_state();
   auto pending = store_.load_pending_checkpoint();
   if (args.retry_pending) {
@@ -609,7 +640,7 @@ CheckpointResult Service::replay_pending(const PendingCheckpoint& p, const gate:
 }
 
 ResumeResult Service::resume(const std::optional<std::string>& task_id, const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   require_readable_state();
   // A pending checkpoint belongs to the current task: finish it before anything else.
   if (auto pending = store_.load_pending_checkpoint()) replay_pending(*pending, actor);
@@ -665,7 +696,7 @@ ResumeResult Service::resume(const std::optional<std::string>& task_id, const ga
 
 TransitionResult Service::transition(gate::TaskStatus to, const std::string& reason,
                                      const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   require_task(state_);
   if (to == gate::TaskStatus::kCompleted) require_approver(actor, "mark a task completed");
   gate::TaskState next = state_;
@@ -692,14 +723,14 @@ TransitionResult Service::transition(gate::TaskStatus to, const std::string& rea
 }
 
 MemorySearchResult Service::memory_search(const std::string& query, size_t limit) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   return {query, memory_.search(query, limit)};
 }
 
 MemorySaveResult Service::memory_save(const std::string& title, const std::string& content,
                                       const std::vector<std::string>& keywords,
                                       const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   if (title.empty() || content.empty()) {
     throw Error(Errc::kInvalidArgument, "a memory needs --title and --content");
   }
@@ -761,7 +792,7 @@ void Service::note_refusal(const json& refusal) {
 
 void Service::note_refusals(const std::vector<json>& refusals, uint64_t extra) {
   if (refusals.empty() && extra == 0) return;
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   refusals_total_ += extra;
   for (const json& refusal : refusals) {
     refusals_.push_back(refusal);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/would_block.hpp"
 #include "gate/actor.hpp"
 #include "gate/ask.hpp"
 #include "gate/gate.hpp"
@@ -100,7 +101,7 @@ class Service {
   // An extra `file_plane` object in status (descriptors, busy processes), from
   // the daemon, which owns the file system. Set before the control plane starts.
   void set_file_plane_status(std::function<nlohmann::json()> fn) {
-    std::lock_guard lock(mu_);
+    auto lock = lock_service();
     file_plane_status_ = std::move(fn);
   }
 
@@ -126,6 +127,13 @@ class Service {
   // When a change must be on disk: before its reply (await_durable), or soon after
   // (revocations: a restart revokes every lease anyway).
   enum class Durability { kBeforeReply, kAfterReply };
+  // Every entry point takes the service's lock here. Inside a base::NonBlockingScope
+  // (the control socket's loop answering a command itself) a held lock throws
+  // base::WouldBlock instead, before anything has changed.
+  std::unique_lock<std::mutex> lock_service() const { return base::lock_or_would_block(mu_); }
+  // The pending requests of the current task, as the ledger holds them. Read
+  // again after every change the service makes to them, so that status asks no SQL.
+  const std::vector<memory::Request>& pending_requests();
   // Appends `next` to the state log, publishes its snapshot, then makes it current.
   // On a failed write the current state keeps no lease (fail closed) and the error
   // propagates.
@@ -134,6 +142,18 @@ class Service {
   void write_status();
   void emit(nlohmann::json event);
   memory::Ledger& ledger();
+  // Runs `change` on the ledger's requests, then reads the pending ones again
+  // (pending_requests()), whether `change` succeeded or threw.
+  template <class Fn>
+  decltype(auto) change_requests(Fn&& change) {
+    struct Reload {
+      Service* service;
+      ~Reload() { service->reload_pending(); }
+    } reload{this};
+    pending_.reset();
+    return change(ledger());
+  }
+  void reload_pending() noexcept;
   void record_grant(const gate::Grant& grant, const std::string& task_id, int64_t ttl_ms);
   CheckpointResult replay_pending(const PendingCheckpoint& pending, const gate::Actor& actor);
   // When state.json is missing: the task of the newest checkpoint marker, if any.
@@ -166,6 +186,10 @@ class Service {
   // read-only for everyone (no state change is saved, so the file is kept as it
   // was for repair), and status says what is wrong and how to repair it.
   std::string state_error_;
+  // pending_requests()'s copy, for the task it was read for; reset by every
+  // change to the ledger's requests (all of them go through this class).
+  std::optional<std::vector<memory::Request>> pending_;
+  std::string pending_task_;
   void require_readable_state() const;
 };
 

@@ -25,14 +25,14 @@ uint32_t daemon_uid() {
 }  // namespace
 
 void Service::set_ask_channel(gate::AskChannel* channel, int64_t default_ms) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   ask_channel_ = channel;
   ask_default_ms_ = default_ms;
   publish_snapshot(state_);
 }
 
 void Service::open_ask(const gate::Ask& ask) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   const bool open = ledger_ && ask_channel_ && state_error_.empty() && state_.has_task() &&
                     state_.status == gate::TaskStatus::kInProgress && ask.turn == state_.turn_index;
   if (!open) {
@@ -48,8 +48,10 @@ void Service::open_ask(const gate::Ask& ask) {
   const std::string reason = "ask mode: this " + op + " waits for a person";
   const std::string command = gate::process_command(ask.caller.pid);
   try {
-    auto r = ledger().create_request(state_.task_id, static_cast<int64_t>(state_.turn_index),
-                                     reason, paths, ask.caller.uid, ask.caller.pid, command);
+    auto r = change_requests([&](memory::Ledger& l) {
+      return l.create_request(state_.task_id, static_cast<int64_t>(state_.turn_index), reason,
+                              paths, ask.caller.uid, ask.caller.pid, command);
+    });
     asks_[r.id] = ask.id;
     spdlog::info("request {} (ask mode): {} by uid {} pid {}", r.id, op, ask.caller.uid,
                  ask.caller.pid);
@@ -67,7 +69,7 @@ void Service::open_ask(const gate::Ask& ask) {
 }
 
 void Service::close_ask(uint64_t ask_id, gate::AskEnd end) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   for (auto it = asks_.begin(); it != asks_.end(); ++it) {
     if (it->second != ask_id) continue;
     const std::string request_id = it->first;
@@ -79,8 +81,10 @@ void Service::close_ask(uint64_t ask_id, gate::AskEnd end) {
 
 void Service::close_ask_request(const std::string& request_id, const std::string& why) {
   try {
-    ledger().decide(request_id, memory::Decision::reject, state_.task_id,
-                    static_cast<int64_t>(state_.turn_index), daemon_uid(), "ask mode: " + why);
+    change_requests([&](memory::Ledger& l) {
+      return l.decide(request_id, memory::Decision::reject, state_.task_id,
+                      static_cast<int64_t>(state_.turn_index), daemon_uid(), "ask mode: " + why);
+    });
   } catch (const std::exception& e) {
     // Already decided (an answer crossed the end of the wait) or of another turn.
     spdlog::debug("ask request {} already closed: {}", request_id, e.what());
@@ -97,6 +101,8 @@ void Service::answer_ask(const std::string& request_id, bool approved) {
 }
 
 void Service::end_asks(const std::string& why) {
+  // Each ask ends with a ledger write: not on a thread that must not wait.
+  if (!asks_.empty()) base::would_block_here();
   for (const auto& [request_id, id] : asks_) {
     close_ask_request(request_id, why);
     if (ask_channel_) ask_channel_->answer(id, false);
@@ -110,7 +116,7 @@ AskStatus Service::ask_status() const {
 }
 
 SetAskResult Service::set_ask(std::optional<int64_t> ms, const gate::Actor& actor) {
-  std::lock_guard lock(mu_);
+  auto lock = lock_service();
   require_approver(actor, "set ask mode");
   require_readable_state();
   if (!state_.has_task()) {

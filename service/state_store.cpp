@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
+#include "base/would_block.hpp"
 
 namespace leasefs::service {
 
@@ -144,14 +145,17 @@ std::optional<gate::TaskState> StateStore::load() {
 }
 
 uint64_t StateStore::append(const gate::TaskState& state) {
+  // The first state of a fresh root is written as state.json at once, so that a
+  // root with a task always has one. Folding rewrites state.json with an fsync:
+  // never on a thread that must not wait (nothing is written before this).
+  const bool fold = !snapshot_written_ || log_.size_bytes() >= kCompactBytes;
+  if (fold) base::would_block_here();
   const uint64_t seq = seq_ + 1;
   log_.append(seq, to_json(state));
   seq_ = seq;
   last_ = state;
   dirty_ = true;
-  // The first state of a fresh root is written as state.json at once, so that a
-  // root with a task always has one.
-  if (!snapshot_written_ || log_.size_bytes() >= kCompactBytes) {
+  if (fold) {
     try {
       compact(state, seq);
     } catch (const std::exception& e) {
