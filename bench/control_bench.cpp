@@ -2,10 +2,13 @@
 // root (state writes and the audit log fsync as in production).
 //
 //   control_bench [N] [ONLY]   N requests per latency series (default 10000);
-//                              ONLY: run just that series (status, turn, grant)
+//                              ONLY: run just that series (status, turn, grant,
+//                              fsync)
 //
 // Prints p50/p99/max of `status`, `turn` and `grant` (one connection,
-// sequential), then requests/s of `status` and of `turn` with 8 concurrent clients.
+// sequential) and of one append+fdatasync beside them (`fsync`, the disk's
+// floor under a durable reply), then requests/s of `status` and of `turn` with
+// 8 concurrent clients.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
@@ -115,6 +118,25 @@ int main(int argc, char** argv) {
       grant.push_back(us(Clock::now() - t0));
     }
     if (runs("grant")) report("grant", grant);
+
+    // The floor under every durable reply: one small append and fdatasync on the
+    // same file system, as the state log makes (grant makes two: ledger, state).
+    std::vector<double> sync;
+    sync.reserve(n);
+    if (runs("fsync")) {
+      leasefs::base::UniqueFd f(
+          ::open((tmp + "/probe").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+      const std::string record(300, 'x');
+      for (int i = 0; i < n; ++i) {
+        auto t0 = Clock::now();
+        if (::write(f.get(), record.data(), record.size()) < 0 || ::fdatasync(f.get()) != 0) {
+          std::perror("probe");
+          return 1;
+        }
+        sync.push_back(us(Clock::now() - t0));
+      }
+      report("fsync", sync);
+    }
 
     if (only.empty()) {
       // The usual state for the throughput runs: one grant in force (the grant
