@@ -124,22 +124,6 @@ std::unique_ptr<FileHandle> Filesystem::disown(uint64_t fh) {
   return handle;
 }
 
-uint64_t Filesystem::adopt_dir(OwnedDir dir) {
-  const void* key = dir.get();
-  std::lock_guard lock(handles_mu_);
-  dirs_.emplace(key, std::move(dir));
-  return reinterpret_cast<uint64_t>(key);
-}
-
-Filesystem::OwnedDir Filesystem::disown_dir(uint64_t fh) {
-  std::lock_guard lock(handles_mu_);
-  auto it = dirs_.find(reinterpret_cast<const void*>(fh));
-  if (it == dirs_.end()) return OwnedDir(nullptr, [](void*) {});
-  OwnedDir dir = std::move(it->second);
-  dirs_.erase(it);
-  return dir;
-}
-
 int Filesystem::lookup(Inode& parent, const char* name, fuse_entry_param* e) {
   *e = fuse_entry_param{};
   bool is_protected = child_protected(parent, name);

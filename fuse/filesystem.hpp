@@ -103,6 +103,10 @@ class Filesystem final : public gate::PublishListener {
   const FdCache& fd_cache() const noexcept { return *cache_; }
   gate::Gate& gate() noexcept { return gate_; }
   const FsOptions& options() const noexcept { return options_; }
+  // Whether the kernel takes an ENOSYS to OPENDIR as "directories need no
+  // open" (set at init, before any request).
+  bool no_opendir() const noexcept { return no_opendir_; }
+  void set_no_opendir(bool on) noexcept { no_opendir_ = on; }
   const std::string& root_prefix() const noexcept { return root_prefix_; }
 
   // Whether `name` in `parent` is (or would be) under .longrun.
@@ -182,10 +186,6 @@ class Filesystem final : public gate::PublishListener {
   // are freed with it rather than leaked.
   uint64_t adopt(std::unique_ptr<FileHandle> handle);
   std::unique_ptr<FileHandle> disown(uint64_t fh);
-  // Open directory streams, owned the same way (their type is op_readdir.cpp's).
-  using OwnedDir = std::unique_ptr<void, void (*)(void*)>;
-  uint64_t adopt_dir(OwnedDir dir);
-  OwnedDir disown_dir(uint64_t fh);
 
   static gate::Caller caller(fuse_req_t req) noexcept {
     const fuse_ctx* ctx = fuse_req_ctx(req);
@@ -203,6 +203,7 @@ class Filesystem final : public gate::PublishListener {
   gate::Gate& gate_;
   journal::Journal* journal_ = nullptr;
   FsOptions options_;
+  bool no_opendir_ = false;
   Inode root_;
   std::string root_prefix_;         // backing path of the root, as /proc/self/fd shows it
   std::unique_ptr<FdCache> cache_;  // before table_: inodes give their fds back to it
@@ -212,7 +213,6 @@ class Filesystem final : public gate::PublishListener {
   PageInvalidator pages_;
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
-  std::unordered_map<const void*, OwnedDir> dirs_;  // guarded by handles_mu_
   ParkedRequests parked_;  // last: its thread stops before anything it may use goes
 };
 

@@ -10,7 +10,7 @@ void want(fuse_conn_info* conn, unsigned flag) {
 
 }  // namespace
 
-void op_init(void* /*userdata*/, fuse_conn_info* conn) {
+void op_init(void* userdata, fuse_conn_info* conn) {
   // Every write must reach the gate synchronously (I6): no writeback cache, ever.
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
   // Suid/sgid clearing on write stays the kernel's job: it arrives as a SETATTR
@@ -34,6 +34,9 @@ void op_init(void* /*userdata*/, fuse_conn_info* conn) {
   // (ActAsCaller), which the backing file system ignores under a default ACL.
   want(conn, FUSE_CAP_POSIX_ACL);
   want(conn, FUSE_CAP_DONT_MASK);
+  // Directories need no open: listings are read without a handle and cached by
+  // the kernel (op_readdir.cpp).
+  static_cast<Filesystem*>(userdata)->set_no_opendir(conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
   conn->max_write = 1u << 20;
 }
 

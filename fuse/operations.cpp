@@ -29,7 +29,6 @@ fuse_lowlevel_ops make_operations() noexcept {
   ops.opendir = op_opendir;
   ops.readdir = op_readdir;
   ops.readdirplus = op_readdirplus;
-  ops.releasedir = op_releasedir;
   ops.fsyncdir = op_fsyncdir;
   ops.statfs = op_statfs;
   ops.setxattr = op_setxattr;

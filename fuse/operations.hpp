@@ -36,7 +36,6 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
 void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
-void op_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
 void op_statfs(fuse_req_t req, fuse_ino_t ino);
 void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,

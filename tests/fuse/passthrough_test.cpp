@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "tests/support/mounted_fs.hpp"
 
@@ -167,6 +169,40 @@ TEST_F(Passthrough, LongrunFilesWrittenUnderneathAreSeenFresh) {
   EXPECT_EQ(slurp(fs.mnt() + "/.longrun/state.json"), "{}");
   auto r = fs.sh("ls .longrun");
   EXPECT_EQ(r.output, "state.json\nstatus.md\n");
+}
+
+// Listings are cached by the kernel (no OPENDIR, op_readdir.cpp). In .longrun,
+// which the daemon changes underneath, a cached listing is dropped when the
+// directory's mtime moved; the pause keeps the change out of the clock tick of
+// the listing before it, as mtime is only as fine as the file system's clock.
+TEST_F(Passthrough, LongrunListingsAreSeenFreshAfterChangesUnderneath) {
+  ::mkdir((fs.backing() + "/.longrun").c_str(), 0755);
+  spit(fs.backing() + "/.longrun/status.md", "one\n");
+  EXPECT_EQ(fs.sh("ls .longrun").output, "status.md\n");
+  EXPECT_EQ(fs.sh("ls .longrun").output, "status.md\n");  // from the cache, if at all
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  spit(fs.backing() + "/.longrun/state.json", "{}");
+  EXPECT_EQ(fs.sh("ls .longrun").output, "state.json\nstatus.md\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::unlink((fs.backing() + "/.longrun/status.md").c_str());
+  EXPECT_EQ(fs.sh("ls .longrun").output, "state.json\n");
+}
+
+// Through the mount, a cached listing follows every change at once (the kernel
+// drops it itself), and a directory too large for one READDIR reply is listed
+// whole, cold and warm, by reopening and seeking for every reply.
+TEST_F(Passthrough, ListingsFollowChangesThroughTheMountAndLargeOnesAreWhole) {
+  fs.grant();
+  ::mkdir((fs.backing() + "/big").c_str(), 0755);
+  for (int i = 0; i < 3000; ++i)
+    spit(fs.backing() + "/big/entry-with-a-longish-name-" + std::to_string(i), "");
+  EXPECT_EQ(fs.sh("ls -f big | grep -c entry-with").output, "3000\n");
+  EXPECT_EQ(fs.sh("ls -f big | grep -c entry-with").output, "3000\n");
+  EXPECT_EQ(fs.sh("find big -type f | wc -l").output, "3000\n");
+  auto r = fs.sh(
+      "mkdir d && ls d && touch d/a && ls d && mv d/a d/b && ls d && rm d/b && ls d && "
+      "mkdir d/sub && ls d && rmdir d/sub && ls d && echo end");
+  EXPECT_EQ(r.output, "a\nb\nsub\nend\n") << r.output;
 }
 
 }  // namespace
