@@ -19,10 +19,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -99,15 +101,36 @@ struct BusyWatch {
 // budget, and the inode cache.
 // `busy`: the tree was mounted over with --allow-busy while these processes
 // reached it; they are looked for again on every status while any lives.
-// Counting the daemon's descriptors reads /proc/self/fd whole: past this many it
-// is not done on the control socket's loop.
-constexpr size_t kFdsScannedOnTheLoop = 1024;
+// The daemon's open descriptors for status, read from /proc/self/fd at most once
+// a second: with thousands of inode fds cached a scan is not free, and status
+// may be asked many times a second. A scan of more than kScannedOnTheLoop
+// entries is left to a thread that may wait (base/would_block.hpp).
+class OpenFdCount {
+ public:
+  size_t get() {
+    auto lock = base::lock_or_would_block(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (counted_ && now - at_ < std::chrono::seconds(1)) return n_;
+    if (fuse::fd_budget().in_use() > kScannedOnTheLoop) base::would_block_here();
+    n_ = fuse::count_open_fds();
+    at_ = now;
+    counted_ = true;
+    return n_;
+  }
 
-nlohmann::json file_plane_status(const fuse::Filesystem& fs, const BusyWatch& busy) {
+ private:
+  static constexpr size_t kScannedOnTheLoop = 1024;
+  std::mutex mu_;
+  bool counted_ = false;
+  std::chrono::steady_clock::time_point at_;
+  size_t n_ = 0;
+};
+
+nlohmann::json file_plane_status(const fuse::Filesystem& fs, const BusyWatch& busy,
+                                 OpenFdCount& open_fds) {
   const fuse::FdBudget& budget = fuse::fd_budget();
-  // Scans of /proc (every process, or many descriptors) are left to a thread
-  // that may wait, not done on the control socket's loop.
-  if (busy.watch || budget.in_use() > kFdsScannedOnTheLoop) base::would_block_here();
+  // A scan of every process's descriptors is left to a thread that may wait.
+  if (busy.watch) base::would_block_here();
   const fuse::FdCache::Stats cache = fs.fd_cache().stats();
   nlohmann::json busy_json = nlohmann::json::array();
   if (busy.watch) {
@@ -116,7 +139,7 @@ nlohmann::json file_plane_status(const fuse::Filesystem& fs, const BusyWatch& bu
     }
   }
   nlohmann::json out = {{"fds",
-                         {{"open", fuse::count_open_fds()},
+                         {{"open", open_fds.get()},
                           {"limit", budget.limit()},
                           {"reserve", fuse::FdBudget::kReserve},
                           {"file_plane", budget.in_use()},
@@ -273,7 +296,9 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     fuse::Filesystem fs(root_fd.get(), runtime.gate());
     fs.set_journal(runtime.journal());
     fs.attach_asks(&runtime.asks());
-    runtime.set_file_plane_status([&fs, &busy] { return file_plane_status(fs, busy); });
+    OpenFdCount open_fds;
+    runtime.set_file_plane_status(
+        [&fs, &busy, &open_fds] { return file_plane_status(fs, busy, open_fds); });
     runtime.set_undo_touch([&fs](const std::string& path) { fs.drop_cached(path); });
     if (busy.watch) {
       spdlog::warn(
