@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "journal/beneath.hpp"
+
 namespace leasefs::fuse {
 
 namespace {
@@ -157,29 +159,57 @@ int Filesystem::lookup(Inode& parent, const char* name, fuse_entry_param* e) {
 std::string Filesystem::path_of(const Inode& inode) const {
   if (&inode == &root_) return {};
   std::string target = fd_target(inode.fd.get());
-  // /proc marks an unlinked file with " (deleted)", but a live file may also be
+  const std::string unresolved(gate::kUnresolvedPath);
+  // /proc marks a name that is gone with " (deleted)", but a live file may also be
   // *named* "z.c (deleted)": stripping the suffix from it would let a grant for
-  // `src/*.c` cover it. Strip only when the file really has no names left.
+  // `src/*.c` cover it. Strip only when the file really has no names left. When
+  // the name is gone but the file lives on under another one (a hard link made
+  // before the unlink: `ln src/a.c .git/hooks/x; rm src/a.c`), the gone name is
+  // not where the file is: the path is kept only if it names this very file.
   constexpr std::string_view kDeleted = " (deleted)";
+  bool must_be_this_file = false;
+  struct stat st {};
   if (target.ends_with(kDeleted)) {
-    struct stat st {};
-    if (::fstatat(inode.fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
-        st.st_nlink == 0) {
+    if (::fstatat(inode.fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+      return unresolved;
+    }
+    if (st.st_nlink == 0) {
       target.resize(target.size() - kDeleted.size());
+    } else {
+      must_be_this_file = true;
     }
   }
   const std::string& prefix = root_prefix_;
-  const std::string unresolved(gate::kUnresolvedPath);
+  std::string path = unresolved;
   if (prefix == "/") {
-    if (target.size() > 1 && target[0] == '/') return target.substr(1);
-    return unresolved;
+    if (target.size() > 1 && target[0] == '/') path = target.substr(1);
+  } else if (target.size() > prefix.size() + 1 && target.compare(0, prefix.size(), prefix) == 0 &&
+             target[prefix.size()] == '/') {
+    path = target.substr(prefix.size() + 1);
+  } else if (target == prefix) {
+    path.clear();
   }
-  if (target.size() > prefix.size() + 1 && target.compare(0, prefix.size(), prefix) == 0 &&
-      target[prefix.size()] == '/') {
-    return target.substr(prefix.size() + 1);
+  if (must_be_this_file && gate::is_expressible(path)) {
+    std::string name;
+    base::UniqueFd dir = journal::open_parent(root_.fd.get(), path, &name);
+    struct stat live {};
+    if (!dir || ::fstatat(dir.get(), name.c_str(), &live, AT_SYMLINK_NOFOLLOW) != 0 ||
+        live.st_dev != st.st_dev || live.st_ino != st.st_ino) {
+      return unresolved;
+    }
   }
-  if (target == prefix) return {};
-  return unresolved;
+  return path;
+}
+
+std::string Filesystem::cached_path_of(const Inode& inode, CachedPath* where) const {
+  if (!where || !options_.stable_names) return path_of(inode);
+  // The generation is read before the path (path_cache.hpp has the argument).
+  const uint64_t gen = names_.now();
+  if (std::optional<std::string> hit = where->at(gen)) return std::move(*hit);
+  std::string path = path_of(inode);
+  // Only a full path is kept: an unresolved one may be a passing failure.
+  if (gate::is_expressible(path)) where->store(gen, path);
+  return path;
 }
 
 std::string Filesystem::path_of(const Inode& parent, std::string_view name) const {
@@ -200,8 +230,12 @@ std::string Filesystem::gate_path_of(const Inode& base, std::string_view name,
 }
 
 int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::string_view name,
-                      const gate::Caller& caller, std::string* grant_id) {
-  auto resolve = [&] { return name.empty() ? path_of(base) : path_of(base, name); };
+                      const gate::Caller& caller, std::string* grant_id, CachedPath* where) {
+  auto resolve = [&] {
+    if (!name.empty()) return path_of(base, name);
+    // A protected object is refused whatever the lease: it always resolves afresh.
+    return is_protected ? path_of(base) : cached_path_of(base, where);
+  };
   std::string path;
   bool resolved = false;
   if (is_protected || gate_.needs_path()) {
