@@ -165,9 +165,8 @@ std::string Filesystem::path_of(const Inode& inode) const {
   // `src/*.c` cover it. Strip only when the file really has no names left. When
   // the name is gone but the file lives on under another one (a hard link made
   // before the unlink: `ln src/a.c .git/hooks/x; rm src/a.c`), the gone name is
-  // not where the file is: the path is kept only if it names this very file.
+  // not where the file is: the path is one of its live names, or unresolved.
   constexpr std::string_view kDeleted = " (deleted)";
-  bool must_be_this_file = false;
   struct stat st {};
   if (target.ends_with(kDeleted)) {
     if (::fstatat(inode.fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
@@ -176,29 +175,52 @@ std::string Filesystem::path_of(const Inode& inode) const {
     if (st.st_nlink == 0) {
       target.resize(target.size() - kDeleted.size());
     } else {
-      must_be_this_file = true;
+      std::string path = relative_to_root(target);
+      if (names_this_file(path, st)) return path;  // a live file named "… (deleted)"
+      path = live_name_of(inode.fd.get());
+      return names_this_file(path, st) ? path : unresolved;
     }
   }
+  return relative_to_root(target);
+}
+
+std::string Filesystem::relative_to_root(const std::string& target) const {
   const std::string& prefix = root_prefix_;
-  std::string path = unresolved;
   if (prefix == "/") {
-    if (target.size() > 1 && target[0] == '/') path = target.substr(1);
+    if (target.size() > 1 && target[0] == '/') return target.substr(1);
   } else if (target.size() > prefix.size() + 1 && target.compare(0, prefix.size(), prefix) == 0 &&
              target[prefix.size()] == '/') {
-    path = target.substr(prefix.size() + 1);
+    return target.substr(prefix.size() + 1);
   } else if (target == prefix) {
-    path.clear();
+    return {};
   }
-  if (must_be_this_file && gate::is_expressible(path)) {
-    std::string name;
-    base::UniqueFd dir = journal::open_parent(root_.fd.get(), path, &name);
-    struct stat live {};
-    if (!dir || ::fstatat(dir.get(), name.c_str(), &live, AT_SYMLINK_NOFOLLOW) != 0 ||
-        live.st_dev != st.st_dev || live.st_ino != st.st_ino) {
-      return unresolved;
-    }
-  }
-  return path;
+  return std::string(gate::kUnresolvedPath);
+}
+
+bool Filesystem::names_this_file(const std::string& path, const struct stat& st) const {
+  if (path.empty() || !gate::is_expressible(path)) return false;
+  std::string name;
+  base::UniqueFd dir = journal::open_parent(root_.fd.get(), path, &name);
+  struct stat live {};
+  return dir && ::fstatat(dir.get(), name.c_str(), &live, AT_SYMLINK_NOFOLLOW) == 0 &&
+         live.st_dev == st.st_dev && live.st_ino == st.st_ino;
+}
+
+std::string Filesystem::live_name_of(int fd) const {
+  // Reopened from its file handle, the file comes back through a name it still has.
+  alignas(struct file_handle) unsigned char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+  auto* fh = reinterpret_cast<struct file_handle*>(buf);
+  fh->handle_bytes = MAX_HANDLE_SZ;
+  int mount_id = 0;
+  if (::name_to_handle_at(fd, "", fh, &mount_id, AT_EMPTY_PATH) != 0) return {};
+  // (open_by_handle_at wants a mount fd that is not O_PATH.)
+  base::UniqueFd mount_fd(::openat(root_.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!mount_fd) return {};
+  base::UniqueFd again(::open_by_handle_at(mount_fd.get(), fh, O_PATH | O_CLOEXEC));
+  if (!again) return {};
+  std::string target = fd_target(again.get());
+  if (target.ends_with(" (deleted)")) return {};
+  return relative_to_root(target);
 }
 
 std::string Filesystem::cached_path_of(const Inode& inode, CachedPath* where) const {

@@ -145,8 +145,9 @@ class Filesystem final : public gate::PublishListener {
   // ftruncate/fchmod/futimens) is judged by where the file is *now*, not by the
   // name it was opened under: a descriptor opened in one turn whose file was then
   // renamed must not write `src/moved` under a later grant for `docs/**` because
-  // it was opened as `docs/x`. Costs what gate_inode costs: the path is resolved
-  // only when some grant is path-narrowed.
+  // it was opened as `docs/x`. The path is needed only when some grant is
+  // path-narrowed, and then comes from the handle's cache while no name changed
+  // (path_cache.hpp, FsOptions::stable_names), else from a readlink.
   // Tells the gate's sink (the audit) of a mutation it allowed; `path` relative
   // to the root. Writes through an open file are not told one by one (kWrite is
   // skipped): the file's close is.
@@ -212,6 +213,12 @@ class Filesystem final : public gate::PublishListener {
   // `where`: the handle's cached path, used for `base` itself when names are stable.
   int check(gate::Op op, bool is_protected, const Inode& base, std::string_view name,
             const gate::Caller& caller, std::string* grant_id, CachedPath* where = nullptr);
+  // Parts of path_of: a /proc target relative to the root (or unresolved);
+  // whether `path` names the file `st` describes; another live name of the file
+  // behind `fd`, or "".
+  std::string relative_to_root(const std::string& target) const;
+  bool names_this_file(const std::string& path, const struct stat& st) const;
+  std::string live_name_of(int fd) const;
   // path_of(inode), from `where` when it is still valid (path_cache.hpp).
   std::string cached_path_of(const Inode& inode, CachedPath* where) const;
 

@@ -188,5 +188,28 @@ TEST_F(PathCacheTest, WriteAfterAllowedRenameLandsAtTheNewPath) {
   EXPECT_EQ(underneath("src/b.c"), "b\nin\n");
 }
 
+// Not an attack: the same with the second name in scope stays writable, through
+// the open descriptor and through the new name.
+TEST_F(PathCacheTest, WriteAfterHardLinkInScopeAndUnlinkLandsAtTheLiveName) {
+  grant({"src/**"});
+  Lockstep child(
+      [&](Lockstep& step) {
+        int fd = ::open(at("src/a.c").c_str(), kWr);
+        if (fd < 0) return bail(step, 1);
+        if (::link(at("src/a.c").c_str(), at("src/sub/b.c").c_str()) != 0) return bail(step, 2);
+        if (::unlink(at("src/a.c").c_str()) != 0) return bail(step, 3);
+        if (write_errno(fd, "1\n") != 0) return bail(step, 4);
+        int again = ::open(at("src/sub/b.c").c_str(), kWr);
+        if (again < 0) return bail(step, 5);
+        step.tell('m');
+        return expect_errno(write_errno(again, "2\n"), 0, 6);
+      },
+      kAgent);
+  ASSERT_EQ(child.await_child(), 'm') << "child exited " << child.join();
+  EXPECT_EQ(child.join(), 0);
+  stop_daemon();
+  EXPECT_EQ(underneath("src/sub/b.c"), "a\n1\n2\n");
+}
+
 }  // namespace
 }  // namespace leasefs::test::pathcache
