@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/unique_fd.hpp"
+#include "fuse/path_cache.hpp"
 #include "gate/decision.hpp"
 #include "gate/gate.hpp"
 
@@ -103,6 +104,16 @@ void BM_resolve_path_readlink(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(::readlink(proc.c_str(), buf, sizeof buf));
 }
 BENCHMARK(BM_resolve_path_readlink);
+
+// What a write through an open file pays instead while no name changed: the
+// names generation and the handle's cached path (fuse/path_cache.hpp).
+void BM_resolve_path_cached(benchmark::State& state) {
+  leasefs::fuse::NamesGeneration names;
+  leasefs::fuse::CachedPath where;
+  where.store(names.now(), "src/sub/file.c");
+  for (auto _ : state) benchmark::DoNotOptimize(where.at(names.now()));
+}
+BENCHMARK(BM_resolve_path_cached);
 
 }  // namespace
 

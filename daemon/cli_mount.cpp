@@ -293,7 +293,11 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
         spdlog::warn("no log file: {}", e.what());
       }
     }
-    fuse::Filesystem fs(root_fd.get(), runtime.gate());
+    fuse::FsOptions fso;
+    // Over the root with nobody left inside, names change only through the mount
+    // and undo: a write may be judged by a cached path (fuse/path_cache.hpp).
+    fso.stable_names = mountpoint == root && !busy.watch;
+    fuse::Filesystem fs(root_fd.get(), runtime.gate(), fso);
     fs.set_journal(runtime.journal());
     fs.attach_asks(&runtime.asks());
     OpenFdCount open_fds;

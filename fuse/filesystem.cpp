@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "journal/beneath.hpp"
+
 namespace leasefs::fuse {
 
 namespace {
@@ -141,29 +143,79 @@ int Filesystem::lookup(Inode& parent, const char* name, fuse_entry_param* e) {
 std::string Filesystem::path_of(const Inode& inode) const {
   if (&inode == &root_) return {};
   std::string target = fd_target(inode.fd.get());
-  // /proc marks an unlinked file with " (deleted)", but a live file may also be
+  const std::string unresolved(gate::kUnresolvedPath);
+  // /proc marks a name that is gone with " (deleted)", but a live file may also be
   // *named* "z.c (deleted)": stripping the suffix from it would let a grant for
-  // `src/*.c` cover it. Strip only when the file really has no names left.
+  // `src/*.c` cover it. Strip only when the file really has no names left. When
+  // the name is gone but the file lives on under another one (a hard link made
+  // before the unlink: `ln src/a.c .git/hooks/x; rm src/a.c`), the gone name is
+  // not where the file is: the path is one of its live names, or unresolved.
   constexpr std::string_view kDeleted = " (deleted)";
+  struct stat st {};
   if (target.ends_with(kDeleted)) {
-    struct stat st {};
-    if (::fstatat(inode.fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
-        st.st_nlink == 0) {
+    if (::fstatat(inode.fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+      return unresolved;
+    }
+    if (st.st_nlink == 0) {
       target.resize(target.size() - kDeleted.size());
+    } else {
+      std::string path = relative_to_root(target);
+      if (names_this_file(path, st)) return path;  // a live file named "… (deleted)"
+      path = live_name_of(inode.fd.get());
+      return names_this_file(path, st) ? path : unresolved;
     }
   }
+  return relative_to_root(target);
+}
+
+std::string Filesystem::relative_to_root(const std::string& target) const {
   const std::string& prefix = root_prefix_;
-  const std::string unresolved(gate::kUnresolvedPath);
   if (prefix == "/") {
     if (target.size() > 1 && target[0] == '/') return target.substr(1);
-    return unresolved;
-  }
-  if (target.size() > prefix.size() + 1 && target.compare(0, prefix.size(), prefix) == 0 &&
-      target[prefix.size()] == '/') {
+  } else if (target.size() > prefix.size() + 1 && target.compare(0, prefix.size(), prefix) == 0 &&
+             target[prefix.size()] == '/') {
     return target.substr(prefix.size() + 1);
+  } else if (target == prefix) {
+    return {};
   }
-  if (target == prefix) return {};
-  return unresolved;
+  return std::string(gate::kUnresolvedPath);
+}
+
+bool Filesystem::names_this_file(const std::string& path, const struct stat& st) const {
+  if (path.empty() || !gate::is_expressible(path)) return false;
+  std::string name;
+  base::UniqueFd dir = journal::open_parent(root_.fd.get(), path, &name);
+  struct stat live {};
+  return dir && ::fstatat(dir.get(), name.c_str(), &live, AT_SYMLINK_NOFOLLOW) == 0 &&
+         live.st_dev == st.st_dev && live.st_ino == st.st_ino;
+}
+
+std::string Filesystem::live_name_of(int fd) const {
+  // Reopened from its file handle, the file comes back through a name it still has.
+  alignas(struct file_handle) unsigned char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+  auto* fh = reinterpret_cast<struct file_handle*>(buf);
+  fh->handle_bytes = MAX_HANDLE_SZ;
+  int mount_id = 0;
+  if (::name_to_handle_at(fd, "", fh, &mount_id, AT_EMPTY_PATH) != 0) return {};
+  // (open_by_handle_at wants a mount fd that is not O_PATH.)
+  base::UniqueFd mount_fd(::openat(root_.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!mount_fd) return {};
+  base::UniqueFd again(::open_by_handle_at(mount_fd.get(), fh, O_PATH | O_CLOEXEC));
+  if (!again) return {};
+  std::string target = fd_target(again.get());
+  if (target.ends_with(" (deleted)")) return {};
+  return relative_to_root(target);
+}
+
+std::string Filesystem::cached_path_of(const Inode& inode, CachedPath* where) const {
+  if (!where || !options_.stable_names) return path_of(inode);
+  // The generation is read before the path (path_cache.hpp has the argument).
+  const uint64_t gen = names_.now();
+  if (std::optional<std::string> hit = where->at(gen)) return std::move(*hit);
+  std::string path = path_of(inode);
+  // Only a full path is kept: an unresolved one may be a passing failure.
+  if (gate::is_expressible(path)) where->store(gen, path);
+  return path;
 }
 
 std::string Filesystem::path_of(const Inode& parent, std::string_view name) const {
@@ -184,8 +236,12 @@ std::string Filesystem::gate_path_of(const Inode& base, std::string_view name,
 }
 
 int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::string_view name,
-                      const gate::Caller& caller, std::string* grant_id) {
-  auto resolve = [&] { return name.empty() ? path_of(base) : path_of(base, name); };
+                      const gate::Caller& caller, std::string* grant_id, CachedPath* where) {
+  auto resolve = [&] {
+    if (!name.empty()) return path_of(base, name);
+    // A protected object is refused whatever the lease: it always resolves afresh.
+    return is_protected ? path_of(base) : cached_path_of(base, where);
+  };
   std::string path;
   bool resolved = false;
   if (is_protected || gate_.needs_path()) {

@@ -24,6 +24,7 @@
 #include "fuse/longrun_identity.hpp"
 #include "fuse/page_invalidator.hpp"
 #include "fuse/parked_requests.hpp"
+#include "fuse/path_cache.hpp"
 #include "fuse/refusal_note.hpp"
 #include "fuse/reply.hpp"
 #include "fuse/temp_siblings.hpp"
@@ -47,6 +48,11 @@ struct FsOptions {
   // Ask mode: requests parked at most at once (parked_requests.hpp); past it a
   // refused mutation fails at once.
   size_t ask_bound = ParkedRequests::kDefaultBound;
+  // Names in the tree change only through this filesystem and the daemon's own
+  // undo: the mount covers the root and no process was left inside. Then the
+  // path a write through an open file is judged by is cached (path_cache.hpp);
+  // otherwise it is resolved on every write.
+  bool stable_names = false;
 };
 
 // One open file. fh in fuse_file_info is its address.
@@ -60,6 +66,7 @@ struct FileHandle {
   std::string grant_id;  // grant in force at open
   gate::Caller opener;
   std::atomic<uint64_t> bytes_written{0};
+  CachedPath where;  // where the file is now, for gate_handle (path_cache.hpp)
 };
 
 class Filesystem final : public gate::PublishListener {
@@ -142,8 +149,9 @@ class Filesystem final : public gate::PublishListener {
   // ftruncate/fchmod/futimens) is judged by where the file is *now*, not by the
   // name it was opened under: a descriptor opened in one turn whose file was then
   // renamed must not write `src/moved` under a later grant for `docs/**` because
-  // it was opened as `docs/x`. Costs what gate_inode costs: the path is resolved
-  // only when some grant is path-narrowed.
+  // it was opened as `docs/x`. The path is needed only when some grant is
+  // path-narrowed, and then comes from the handle's cache while no name changed
+  // (path_cache.hpp, FsOptions::stable_names), else from a readlink.
   // Tells the gate's sink (the audit) of a mutation it allowed; `path` relative
   // to the root. Writes through an open file are not told one by one (kWrite is
   // skipped): the file's close is.
@@ -164,9 +172,14 @@ class Filesystem final : public gate::PublishListener {
   // Parks `req` after the refusal `noted` of `caller`; false when it must fail now.
   bool park(fuse_req_t req, const NotedRefusal& noted, ParkedRequests::Attempt attempt);
 
-  int gate_handle(gate::Op op, const FileHandle& handle, const gate::Caller& caller) {
-    return gate_inode(op, *handle.inode, caller);
+  int gate_handle(gate::Op op, FileHandle& handle, const gate::Caller& caller) {
+    const Inode& inode = *handle.inode;
+    return check(op, inode.protected_path.load(std::memory_order_relaxed), inode, {}, caller,
+                 nullptr, &handle.where);
   }
+
+  // Held across every change to existing names (path_cache.hpp).
+  NamesGeneration& names() noexcept { return names_; }
 
   // The per-turn journal (journal/journal.hpp), if any; set before mounting.
   // Every mutation the gate allows first has its pre-image recorded
@@ -197,8 +210,17 @@ class Filesystem final : public gate::PublishListener {
 
  private:
   // `name` empty: `base` itself; otherwise the entry `name` in directory `base`.
+  // `where`: the handle's cached path, used for `base` itself when names are stable.
   int check(gate::Op op, bool is_protected, const Inode& base, std::string_view name,
-            const gate::Caller& caller, std::string* grant_id);
+            const gate::Caller& caller, std::string* grant_id, CachedPath* where = nullptr);
+  // Parts of path_of: a /proc target relative to the root (or unresolved);
+  // whether `path` names the file `st` describes; another live name of the file
+  // behind `fd`, or "".
+  std::string relative_to_root(const std::string& target) const;
+  bool names_this_file(const std::string& path, const struct stat& st) const;
+  std::string live_name_of(int fd) const;
+  // path_of(inode), from `where` when it is still valid (path_cache.hpp).
+  std::string cached_path_of(const Inode& inode, CachedPath* where) const;
 
   gate::Gate& gate_;
   journal::Journal* journal_ = nullptr;
@@ -211,6 +233,7 @@ class Filesystem final : public gate::PublishListener {
   LongrunIdentity longrun_;  // .longrun by (st_dev, st_ino), whatever the name
   TempSiblings siblings_;
   PageInvalidator pages_;
+  NamesGeneration names_;
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
   ParkedRequests parked_;  // last: its thread stops before anything it may use goes

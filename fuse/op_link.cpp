@@ -44,6 +44,8 @@ int do_link(fuse_req_t req, Filesystem& fs, Inode& inode, Inode& dir, const char
   // AT_EMPTY_PATH on an O_PATH fd needs CAP_DAC_READ_SEARCH; the /proc path works
   // for everyone else.
   static const bool is_root = ::geteuid() == 0;
+  // A second name: which one /proc shows for the file may change (path_cache.hpp).
+  NamesChanging changing(fs.names());
   int res = is_root ? ::linkat(inode.fd.get(), "", dir.fd.get(), name, AT_EMPTY_PATH)
                     : ::linkat(AT_FDCWD, Filesystem::fd_path(inode.fd.get()).c_str(), dir.fd.get(),
                                name, AT_SYMLINK_FOLLOW);

@@ -121,8 +121,13 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
                   [parent, name = std::string(name), newparent, newname = std::string(newname),
                    flags](fuse_req_t req) {
                     Filesystem& fs = Filesystem::of(req);
-                    int res = do_rename(req, fs, fs.inode(parent), name.c_str(),
-                                        fs.inode(newparent), newname.c_str(), flags);
+                    int res = 0;
+                    {
+                      // Ends before the reply (path_cache.hpp).
+                      NamesChanging changing(fs.names());
+                      res = do_rename(req, fs, fs.inode(parent), name.c_str(), fs.inode(newparent),
+                                      newname.c_str(), flags);
+                    }
                     if (res < 0) return res;
                     reply_status(req, 0);
                     return 0;

@@ -12,7 +12,10 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
     if (int res = fs.gate_entry(gate::Op::kRmdir, dir, name, Filesystem::caller(req)); res < 0) {
       return res;
     }
-    if (::unlinkat(dir.fd.get(), name.c_str(), AT_REMOVEDIR) != 0) return -errno;
+    {
+      NamesChanging changing(fs.names());  // cached paths (path_cache.hpp)
+      if (::unlinkat(dir.fd.get(), name.c_str(), AT_REMOVEDIR) != 0) return -errno;
+    }
     reply_status(req, 0);
     return 0;
   });

@@ -16,7 +16,10 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
     }
     // A temporary sibling that is unlinked is no longer one (nor a leftover).
     std::optional<TempSibling> sibling = fs.temp_sibling_at(dir, name.c_str());
-    if (::unlinkat(dir.fd.get(), name.c_str(), 0) != 0) return -errno;
+    {
+      NamesChanging changing(fs.names());  // cached paths (path_cache.hpp)
+      if (::unlinkat(dir.fd.get(), name.c_str(), 0) != 0) return -errno;
+    }
     if (sibling) fs.temp_siblings().erase(sibling->dev, sibling->ino);
     reply_status(req, 0);
     return 0;

@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   fuse::FsOptions fo;
+  // As `leasefs mount ROOT` over the root: nothing but this mount changes the
+  // scratch tree's names, so a write is judged by its cached path.
+  fo.stable_names = true;
   for (int i = 3; i < argc; ++i) {
     if (std::strcmp(argv[i], "--xattr-enosys") == 0) fo.xattr_enosys = true;
   }
