@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -180,9 +181,10 @@ SqliteDb::SqliteDb(std::string path, Options options) : path_(std::move(path)), 
     throw MemoryError(message);
   }
   try {
-    if (const int brc = sqlite3_busy_timeout(db_, static_cast<int>(options_.busy_timeout.count()));
+    busy_ = std::make_unique<BusyWait>(BusyWait{options_.busy_timeout, {}});
+    if (const int brc = sqlite3_busy_handler(db_, &SqliteDb::on_busy, busy_.get());
         brc != SQLITE_OK) {
-      fail(brc, "busy_timeout");
+      fail(brc, "busy_handler");
     }
     exec("PRAGMA foreign_keys = ON");
     if (!options_.read_only && path_ != ":memory:" && !path_.empty()) {
@@ -210,6 +212,21 @@ SqliteDb::SqliteDb(std::string path, Options options) : path_(std::move(path)), 
   }
 }
 
+// Another connection holds the write lock, most often for well under a
+// millisecond (the ledger, the audit log's anchor and memory share memory.db).
+// sqlite3_busy_timeout() would sleep 1, 2, 5, 10... ms between tries, which alone
+// would make a grant that meets an anchor update take milliseconds; this waits
+// 20 us first and doubles up to 1 ms, for as long as the busy timeout.
+int SqliteDb::on_busy(void* wait, int attempts) {
+  auto& w = *static_cast<BusyWait*>(wait);
+  const auto now = std::chrono::steady_clock::now();
+  if (attempts == 0) w.since = now;
+  if (now - w.since >= w.timeout) return 0;  // SQLITE_BUSY to the caller
+  const std::chrono::microseconds pause(std::min(20 << std::min(attempts, 6), 1000));
+  std::this_thread::sleep_for(pause);
+  return 1;
+}
+
 SqliteDb::~SqliteDb() {
   // Statements are finalized before their connection is closed (they are
   // scoped to calls), so close cannot report SQLITE_BUSY here.
@@ -219,7 +236,8 @@ SqliteDb::~SqliteDb() {
 SqliteDb::SqliteDb(SqliteDb&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       path_(std::move(other.path_)),
-      options_(other.options_) {}
+      options_(other.options_),
+      busy_(std::move(other.busy_)) {}
 
 SqliteDb& SqliteDb::operator=(SqliteDb&& other) noexcept {
   if (this != &other) {
@@ -227,6 +245,7 @@ SqliteDb& SqliteDb::operator=(SqliteDb&& other) noexcept {
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
     options_ = other.options_;
+    busy_ = std::move(other.busy_);
   }
   return *this;
 }

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -124,9 +125,17 @@ class SqliteDb {
   void rollback_noexcept() noexcept;
   [[noreturn]] void fail(int rc, std::string_view what) const;
 
+  // The busy handler's own state, on the heap so that its address survives a move.
+  struct BusyWait {
+    std::chrono::milliseconds timeout;
+    std::chrono::steady_clock::time_point since;
+  };
+  static int on_busy(void* wait, int attempts);
+
   sqlite3* db_ = nullptr;
   std::string path_;
   Options options_;
+  std::unique_ptr<BusyWait> busy_;
 };
 
 }  // namespace leasefs::memory

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 #include "memory/memory_error.hpp"
 #include "memory/schema.hpp"
@@ -108,6 +109,34 @@ TEST(SqliteDb, TransactionRollsBackAndRethrows) {
   EXPECT_EQ(stmt.column_int64(0), 0);
   // The connection is usable afterwards.
   db.transaction([&] { db.prepare("INSERT INTO t (v) VALUES (1)").run(); });
+}
+
+// A writer that meets another connection's write lock waits for it (the busy
+// handler) and commits once it is released; one that waits past its busy timeout
+// fails with MemoryError and writes nothing. Also after the connection was moved.
+TEST(SqliteDb, AWriterWaitsForTheLockThenGivesUpAtItsBusyTimeout) {
+  test::TempDir dir;
+  const std::string path = dir.file("memory.db");
+  SqliteDb holder(path);
+  holder.exec("CREATE TABLE t (v INTEGER)");
+  SqliteDb moved(path, {.busy_timeout = std::chrono::milliseconds(100)});
+  SqliteDb writer(std::move(moved));
+
+  holder.exec("BEGIN IMMEDIATE");
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    holder.exec("COMMIT");
+  });
+  writer.transaction([&] { writer.prepare("INSERT INTO t (v) VALUES (1)").run(); });
+  release.join();
+
+  holder.exec("BEGIN IMMEDIATE");
+  EXPECT_THROW(writer.transaction([&] { writer.prepare("INSERT INTO t (v) VALUES (2)").run(); }),
+               MemoryError);
+  holder.exec("COMMIT");
+  auto stmt = holder.prepare("SELECT group_concat(v) FROM t");
+  ASSERT_TRUE(stmt.step());
+  EXPECT_EQ(stmt.column_text(0), "1");
 }
 
 TEST(SqliteDb, ErrorsNameTheDatabase) {
