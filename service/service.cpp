@@ -169,7 +169,8 @@ void Service::flush_status() {
   status_file_.flush();
 }
 
-void Service::commit(gate::TaskState next, Durability durability) {
+void Service::commit(gate::TaskState next, Durability durability,
+                     const std::function<void()>& before_effect) {
   require_readable_state();
   // Asks belong to one turn of one task in progress (gate/ask.hpp).
   if (!asks_.empty()) {
@@ -182,11 +183,9 @@ void Service::commit(gate::TaskState next, Durability durability) {
     }
   }
   next.updated_ms = base::now_ms();
+  uint64_t ticket = 0;
   try {
-    const uint64_t ticket = store_.append(next);
-    // What takes permission away needs no wait: a restart revokes every lease
-    // anyway (I3). Everything else is answered once it is on disk.
-    if (durability == Durability::kBeforeReply) tls_durable_ticket = ticket;
+    ticket = store_.append(next);
   } catch (const base::WouldBlock&) {
     throw;  // nothing was written: a worker does it all again
   } catch (...) {
@@ -196,6 +195,26 @@ void Service::commit(gate::TaskState next, Durability durability) {
     write_status();
     throw;
   }
+  if (before_effect) {
+    // The record is written and its fdatasync under way; what must precede the
+    // effect (the ledger's own commit) overlaps it.
+    try {
+      before_effect();
+    } catch (...) {
+      // `next` never takes effect. The log's last record says otherwise until the
+      // current state is written again; a restart would revoke its lease anyway (I3).
+      try {
+        store_.append(state_);
+      } catch (const std::exception& e) {
+        spdlog::warn("state.log: the state before a refused change not written again: {}",
+                     e.what());
+      }
+      throw;
+    }
+  }
+  // What takes permission away needs no wait: a restart revokes every lease
+  // anyway (I3). Everything else is answered once it is on disk.
+  if (durability == Durability::kBeforeReply) tls_durable_ticket = ticket;
   publish_snapshot(next);
   const bool new_task = next.task_id != state_.task_id;
   state_ = std::move(next);
@@ -348,10 +367,7 @@ GrantResult Service::grant(const GrantArgs& args, const gate::Actor& actor) {
   g.ops = args.ops;
   g.issued_ms = base::now_ms();
   if (args.ttl_ms) g.expires_ms = g.issued_ms + *args.ttl_ms;
-  record_grant(g, next.task_id, args.ttl_ms.value_or(0));
-  base::failpoint("grant.after_ledger");
-  next.grants.push_back(g);
-  commit(std::move(next));
+  issue_grant(std::move(next), g, args.ttl_ms.value_or(0));
   spdlog::info("grant {} for turn {} by uid {}: {}", g.id, g.turn, actor.uid, g.reason);
   emit({{"type", "grant"}, {"grant", to_json(g)}, {"uid", actor.uid}});
   return {g, state_.turn_index};
@@ -394,10 +410,19 @@ RevokeResult Service::revoke(const std::optional<std::string>& grant_id, const g
 // cannot record is refused (memory_error). What takes permission away (revoke,
 // turn) takes effect first and is recorded after, so a ledger failure can never
 // keep a lease alive.
-void Service::record_grant(const gate::Grant& g, const std::string& task_id, int64_t ttl_ms) {
-  if (!ledger_) return;
-  ledger_->record_grant({g.id, task_id, static_cast<int64_t>(g.turn), g.approver_uid, g.reason,
-                         g.paths, gate::op_class_names(g.ops), ttl_ms, g.issued_ms});
+//
+// The state record is written first and the ledger commits second, so that the
+// state log's fdatasync runs while SQLite syncs instead of after it. The lease
+// takes effect once the ledger holds it; the reply waits for the state's sync too.
+void Service::issue_grant(gate::TaskState next, const gate::Grant& g, int64_t ttl_ms) {
+  next.grants.push_back(g);
+  memory::GrantRecord record{g.id,       next.task_id, static_cast<int64_t>(g.turn), g.approver_uid,
+                             g.reason,   g.paths,      gate::op_class_names(g.ops),  ttl_ms,
+                             g.issued_ms};
+  commit(std::move(next), Durability::kBeforeReply, [&] {
+    if (ledger_) ledger_->record_grant(record);
+    base::failpoint("grant.after_ledger");
+  });
 }
 
 memory::Ledger& Service::ledger() {
@@ -495,10 +520,7 @@ ApproveResult Service::approve(const std::string& request_id, const std::string&
   g.paths = r.paths;
   g.issued_ms = base::now_ms();
   g.request_id = r.id;
-  record_grant(g, next.task_id, 0);
-  base::failpoint("grant.after_ledger");
-  next.grants.push_back(g);
-  commit(std::move(next));
+  issue_grant(std::move(next), g, 0);
   spdlog::info("request {} approved by uid {} as grant {}", r.id, actor.uid, g.id);
   answer_ask(r.id, true);  // published: the parked operation now runs under the grant
   emit({{"type", "decision"},

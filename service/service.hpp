@@ -134,10 +134,14 @@ class Service {
   // The pending requests of the current task, as the ledger holds them. Read
   // again after every change the service makes to them, so that status asks no SQL.
   const std::vector<memory::Request>& pending_requests();
-  // Appends `next` to the state log, publishes its snapshot, then makes it current.
-  // On a failed write the current state keeps no lease (fail closed) and the error
-  // propagates.
-  void commit(gate::TaskState next, Durability durability = Durability::kBeforeReply);
+  // Appends `next` to the state log, runs `before_effect`, publishes the snapshot,
+  // then makes `next` current. On a failed write the current state keeps no lease
+  // (fail closed); if `before_effect` throws, the current state stays as it was.
+  // Either way the error propagates.
+  void commit(gate::TaskState next, Durability durability = Durability::kBeforeReply,
+              const std::function<void()>& before_effect = {});
+  // Records `g` in the ledger and makes it a lease of `next` (see service.cpp).
+  void issue_grant(gate::TaskState next, const gate::Grant& g, int64_t ttl_ms);
   void publish_snapshot(const gate::TaskState& s);
   void write_status();
   void emit(nlohmann::json event);
@@ -154,7 +158,6 @@ class Service {
     return change(ledger());
   }
   void reload_pending() noexcept;
-  void record_grant(const gate::Grant& grant, const std::string& task_id, int64_t ttl_ms);
   CheckpointResult replay_pending(const PendingCheckpoint& pending, const gate::Actor& actor);
   // When state.json is missing: the task of the newest checkpoint marker, if any.
   void recover_from_memory();

@@ -6,7 +6,9 @@
 
 #include "base/error.hpp"
 #include "fake_memory.hpp"
+#include "memory/sqlite_db.hpp"
 #include "service/checkpoint_text.hpp"
+#include "service/state_log.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate {
@@ -242,6 +244,29 @@ TEST_F(ServiceTest, I3_GrantNeedsAnApproverAndATaskInProgress) {
       },
       "not_in_progress");
   EXPECT_FALSE(can_write());
+}
+
+// The state record of a grant is written before the ledger commits (their syncs
+// overlap); a grant the ledger refuses never takes effect, and the log ends with
+// the state as it was, not with the grant.
+TEST_F(ServiceTest, I7_AGrantTheLedgerCannotRecordIsRefusedAndLeavesNoLeaseInTheLog) {
+  service_->start({"fix it", {}, ""}, kAgent);
+  memory::SqliteDb other(dir_.path("memory.db"));
+  other.exec(
+      "CREATE TRIGGER refuse_grants BEFORE INSERT ON ledger BEGIN "
+      "SELECT RAISE(ABORT, 'disk full'); END");
+  EXPECT_THROW(service_->grant({"go", {}, kAllOps, std::nullopt}, kPerson), memory::MemoryError);
+  EXPECT_FALSE(can_write());
+  EXPECT_TRUE(service_->state().grants.empty());
+  service::StateLog log(dir_);
+  auto records = log.read_all();
+  ASSERT_FALSE(records.empty());
+  EXPECT_TRUE(records.back().state.at("grants").empty()) << records.back().state.dump();
+
+  other.exec("DROP TRIGGER refuse_grants");
+  auto g = service_->grant({"go", {}, kAllOps, std::nullopt}, kPerson);
+  EXPECT_TRUE(can_write());
+  EXPECT_EQ(ledger_.last_grant_number(), std::stoll(g.grant.id.substr(2)));
 }
 
 TEST_F(ServiceTest, GrantScopedByPathAndTtl) {
