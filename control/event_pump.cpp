@@ -164,14 +164,25 @@ void GateEventPump::run() {
       return counted() && (stopping_ || allowed_.size() >= kMaxAllowedKeys ||
                            std::chrono::steady_clock::now() >= next_flush_);
     };
+    bool woke = false;
     while (closed_.empty() && !due() && !stopping_) {
       if (counted()) {
         cv_.wait_until(lock, next_flush_);
       } else {
         cv_.wait(lock);
       }
+      woke = true;
     }
     if (!closed_.empty()) {
+      if (woke && !stopping_) {
+        // Woken from idle by a close: let the files closed right after it (an
+        // untar, a checkout) queue up, and hash them in one pass rather than
+        // waking for each.
+        lock.unlock();
+        std::this_thread::sleep_for(kCloseGather);
+        lock.lock();
+        continue;
+      }
       gate::WriteClosed closed = std::move(closed_.front());
       closed_.pop_front();
       lock.unlock();

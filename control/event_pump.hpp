@@ -47,6 +47,7 @@ class GateEventPump final : public gate::GateEventSink {
   static constexpr size_t kMaxRefusalKeys = 4096;
   static constexpr size_t kMaxAllowedKeys = 4096;
   static constexpr std::chrono::milliseconds kRefusalInterval{1000};
+  static constexpr std::chrono::milliseconds kCloseGather{10};
 
   // `service` may be null (events only). `capacity` bounds the queue of files
   // closed after a leased write.
