@@ -50,8 +50,6 @@ class InodeTableTest : public ::testing::Test {
   std::string path(int i) const { return dir_.path() + "/f" + std::to_string(i); }
 };
 
-}  // namespace
-
 TEST_F(InodeTableTest, ManyInodesFoundAgainAndForgottenInAnyOrder) {
   constexpr int kFiles = 3000;  // several index growths and pool chunks
   FdBudget budget(1 << 16);
@@ -154,3 +152,5 @@ TEST_F(InodeTableTest, WithoutACacheEveryInodeKeepsItsFd) {
   table.forget(inode, 1);
   EXPECT_EQ(::fcntl(fd, F_GETFD), -1);  // closed with the inode
 }
+
+}  // namespace

@@ -11,6 +11,7 @@
 #include "base/failpoint.hpp"
 #include "memory/sqlite_memory_store.hpp"
 #include "service/service.hpp"
+#include "tests/gate/actors.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate {
@@ -18,7 +19,7 @@ namespace {
 
 using test::TempDir;
 
-const Actor kPerson{.pid = 1, .uid = 0, .gid = 0, .approver = true};
+using testing::kPerson;
 
 struct Daemon {
   explicit Daemon(const TempDir& root)

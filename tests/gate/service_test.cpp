@@ -9,6 +9,7 @@
 #include "memory/sqlite_db.hpp"
 #include "service/checkpoint_text.hpp"
 #include "service/state_log.hpp"
+#include "tests/gate/actors.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate {
@@ -17,8 +18,8 @@ namespace {
 using test::TempDir;
 using testing::FakeMemory;
 
-const Actor kPerson{.pid = 1, .uid = 0, .gid = 0, .approver = true};
-const Actor kAgent{.pid = 2, .uid = 1000, .gid = 1000, .approver = false};
+using testing::kAgent;
+using testing::kPerson;
 
 class ServiceTest : public ::testing::Test {
  protected:

@@ -18,6 +18,7 @@
 #include "memory/sqlite_memory_store.hpp"
 #include "service/service.hpp"
 #include "service/state_store.hpp"
+#include "tests/gate/actors.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate {
@@ -25,7 +26,7 @@ namespace {
 
 using test::TempDir;
 
-const Actor kPerson{.pid = 1, .uid = 0, .gid = 0, .approver = true};
+using testing::kPerson;
 
 TaskState at_turn(uint64_t turn) {
   TaskState s;

@@ -27,6 +27,8 @@ namespace leasefs::test::pathcache {
 using nlohmann::json;
 
 inline const RunAs kAgent{kAgentUid, kAgentGid};
+// How the agent's children open a file to write through a cached handle.
+inline constexpr int kWr = O_WRONLY | O_APPEND | O_CLOEXEC;
 
 class PathCacheTest : public ::testing::Test {
  protected:

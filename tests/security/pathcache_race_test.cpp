@@ -18,8 +18,6 @@
 namespace leasefs::test::pathcache {
 namespace {
 
-constexpr int kWr = O_WRONLY | O_APPEND | O_CLOEXEC;
-
 TEST_F(PathCacheTest, RevocationBetweenTwoWritesRefusesTheSecond) {
   for (const std::string how : {"revoke", "turn"}) {
     const std::string g = grant({"src/**"});

@@ -16,8 +16,6 @@
 namespace leasefs::test::pathcache {
 namespace {
 
-constexpr int kWr = O_WRONLY | O_APPEND | O_CLOEXEC;
-
 // The child opens `from`, writes, runs `move`, tells the test, waits for the
 // revocation of the grant that allowed the move, then writes again: refused.
 int open_move_write(const std::string& from, const std::function<int()>& move, Lockstep& step) {
