@@ -1,6 +1,7 @@
 #include "base/error.hpp"
 
 #include <array>
+#include <cstring>
 #include <utility>
 
 namespace leasefs {
@@ -50,6 +51,10 @@ std::optional<Errc> errc_from_wire(std::string_view name) noexcept {
     if (n == name) return c;
   }
   return std::nullopt;
+}
+
+void throw_io_error(const std::string& what, int err) {
+  throw Error(Errc::kIoError, what + ": " + std::strerror(err));
 }
 
 }  // namespace leasefs

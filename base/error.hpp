@@ -58,4 +58,7 @@ class Error : public std::runtime_error {
   Errc code_;
 };
 
+// A failed system call: kIoError, "<what>: <strerror(err)>".
+[[noreturn]] void throw_io_error(const std::string& what, int err);
+
 }  // namespace leasefs

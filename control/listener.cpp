@@ -15,10 +15,6 @@ namespace leasefs::control {
 
 namespace {
 
-[[noreturn]] void throw_io(const std::string& what, int err) {
-  throw Error(Errc::kIoError, what + ": " + std::strerror(err));
-}
-
 sockaddr_un make_address(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -36,24 +32,24 @@ void replace_stale_socket(const std::string& path, const sockaddr_un& addr) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return;
-    throw_io("cannot inspect control socket path " + path, errno);
+    throw_io_error("cannot inspect control socket path " + path, errno);
   }
   if (!S_ISSOCK(st.st_mode)) {
     throw Error(Errc::kIoError, "control socket path " + path +
                                     " exists and is not a socket; refusing to replace it");
   }
   base::UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!probe) throw_io("socket", errno);
+  if (!probe) throw_io_error("socket", errno);
   if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) {
     throw Error(Errc::kIoError, "another leasefs daemon is already serving control socket " + path +
                                     " (stop it with `leasefs unmount` first)");
   }
   int err = errno;
   if (err != ECONNREFUSED && err != ENOENT) {
-    throw_io("cannot tell whether control socket " + path + " is in use", err);
+    throw_io_error("cannot tell whether control socket " + path + " is in use", err);
   }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    throw_io("cannot remove stale control socket " + path, errno);
+    throw_io_error("cannot remove stale control socket " + path, errno);
   }
   spdlog::info("control: removed stale socket {}", path);
 }
@@ -72,13 +68,13 @@ void make_socket_dir(const std::string& dir) {
     if (::mkdir(partial.c_str(), 0755) == 0) {
       // Not subject to the umask's whims: clients of other users must traverse it,
       // and nobody but its owner may write it.
-      if (::chmod(partial.c_str(), 0755) != 0) throw_io("chmod " + partial, errno);
+      if (::chmod(partial.c_str(), 0755) != 0) throw_io_error("chmod " + partial, errno);
     } else if (errno != EEXIST) {
-      throw_io("cannot create control socket directory " + partial, errno);
+      throw_io_error("cannot create control socket directory " + partial, errno);
     }
   }
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) throw_io("stat " + dir, errno);
+  if (::stat(dir.c_str(), &st) != 0) throw_io_error("stat " + dir, errno);
   if (!S_ISDIR(st.st_mode)) {
     throw Error(Errc::kIoError, "control socket directory " + dir + " is not a directory");
   }
@@ -94,27 +90,27 @@ void Listener::open(const ListenerOptions& options) {
   replace_stale_socket(path, addr);
 
   fd_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd_) throw_io("socket", errno);
+  if (!fd_) throw_io_error("socket", errno);
   if (::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    throw_io("cannot bind control socket " + path, errno);
+    throw_io_error("cannot bind control socket " + path, errno);
   }
   if (::chmod(path.c_str(), options.socket_mode) != 0) {
     int err = errno;
     ::unlink(path.c_str());
-    throw_io("cannot chmod control socket " + path, err);
+    throw_io_error("cannot chmod control socket " + path, err);
   }
   if (options.socket_gid != static_cast<gid_t>(-1) &&
       ::chown(path.c_str(), static_cast<uid_t>(-1), options.socket_gid) != 0) {
     int err = errno;
     ::unlink(path.c_str());
-    throw_io(
+    throw_io_error(
         "cannot give control socket " + path + " to group " + std::to_string(options.socket_gid),
         err);
   }
   if (::listen(fd_.get(), options.backlog) != 0) {
     int err = errno;
     ::unlink(path.c_str());
-    throw_io("cannot listen on control socket " + path, err);
+    throw_io_error("cannot listen on control socket " + path, err);
   }
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) ino_ = st.st_ino;

@@ -29,10 +29,6 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kListenTag = 0;
 constexpr uint64_t kWakeTag = 1;
 
-[[noreturn]] void throw_io(const std::string& what, int err) {
-  throw Error(Errc::kIoError, what + ": " + std::strerror(err));
-}
-
 }  // namespace
 
 struct Server::Impl {
@@ -84,18 +80,18 @@ struct Server::Impl {
   void start() {
     listener.open({options.socket_path, options.socket_mode, options.socket_gid, options.backlog});
     epoll_fd.reset(::epoll_create1(EPOLL_CLOEXEC));
-    if (!epoll_fd) throw_io("epoll_create1", errno);
+    if (!epoll_fd) throw_io_error("epoll_create1", errno);
     wake_fd.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-    if (!wake_fd) throw_io("eventfd", errno);
+    if (!wake_fd) throw_io_error("eventfd", errno);
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = kListenTag;
     if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, listener.fd(), &ev) != 0) {
-      throw_io("epoll_ctl", errno);
+      throw_io_error("epoll_ctl", errno);
     }
     ev.data.u64 = kWakeTag;
     if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, wake_fd.get(), &ev) != 0) {
-      throw_io("epoll_ctl", errno);
+      throw_io_error("epoll_ctl", errno);
     }
     pool.start(options.workers);
     loop_thread = std::thread([this] { loop_main(); });
