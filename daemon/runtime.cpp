@@ -26,6 +26,7 @@
 #include "control/server.hpp"
 #include "control/socket_acl.hpp"
 #include "daemon/git_exclude.hpp"
+#include "daemon/store_memo.hpp"
 #include "memory/audit_log.hpp"
 #include "memory/idempotency_store.hpp"
 #include "memory/ledger.hpp"
@@ -41,32 +42,6 @@
 namespace leasefs::daemon {
 
 namespace {
-
-// Stores {"request_hash":..., "reply":...} as the reply of a key. A reply stored
-// before fingerprints existed has no hash and so never matches: it is refused as
-// a conflict rather than replayed to a request it may not have been for.
-class StoreMemo final : public control::ReplyMemo {
- public:
-  explicit StoreMemo(memory::IdempotencyStore& store) : store_(store) {}
-  std::optional<Entry> lookup(const std::string& key) override {
-    auto stored = store_.lookup(key);
-    if (!stored) return std::nullopt;
-    nlohmann::json& body = stored->reply;
-    if (body.is_object() && body.contains("reply") && body.contains("request_hash") &&
-        body["request_hash"].is_string()) {
-      return Entry{stored->command, body["request_hash"].get<std::string>(),
-                   std::move(body["reply"])};
-    }
-    return Entry{stored->command, std::string(), std::move(body)};
-  }
-  void remember(const std::string& key, const std::string& command, const std::string& request_hash,
-                const nlohmann::json& reply) override {
-    store_.remember(key, command, nlohmann::json{{"request_hash", request_hash}, {"reply", reply}});
-  }
-
- private:
-  memory::IdempotencyStore& store_;
-};
 
 nlohmann::json verify_result_json(const memory::VerifyResult& r) {
   nlohmann::json out = {{"ok", r.ok}, {"records", r.records}};
