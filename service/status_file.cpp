@@ -14,6 +14,7 @@ StatusFile::~StatusFile() {
     stop_ = true;
   }
   work_.notify_one();
+  hurry_.notify_one();
   writer_.join();
 }
 
@@ -29,7 +30,10 @@ void StatusFile::publish(std::string text) {
 void StatusFile::flush() {
   std::unique_lock lock(mu_);
   const uint64_t want = published_;
+  ++flushers_;
+  hurry_.notify_one();
   written_.wait(lock, [&] { return done_ >= want; });
+  --flushers_;
 }
 
 void StatusFile::write_loop() {
@@ -37,6 +41,7 @@ void StatusFile::write_loop() {
   for (;;) {
     work_.wait(lock, [&] { return stop_ || published_ > done_; });
     if (published_ == done_) return;  // stopping, and nothing left to write
+    hurry_.wait_until(lock, next_write_, [&] { return stop_ || flushers_ > 0; });
     const uint64_t version = published_;
     const std::string text = text_;
     lock.unlock();
@@ -46,6 +51,7 @@ void StatusFile::write_loop() {
       spdlog::warn("cannot update status.md: {}", e.what());
     }
     lock.lock();
+    next_write_ = std::chrono::steady_clock::now() + kGather;
     done_ = version;
     written_.notify_all();
   }

@@ -1,10 +1,15 @@
 // .longrun/status.md, written off the commands' path: a change publishes the new
 // text and returns; one writer thread replaces the file (temp file and rename)
-// with the newest text it has, so a burst of changes costs one write. status.md is
+// with the newest text it has. After a write it lets changes gather for
+// kGather before the next, unless someone flushes: a lone change is in the file
+// at once, and a burst (turns in a loop, a flood of refusals) costs one rename
+// per kGather instead of one each, whose journal traffic would otherwise slow
+// the state log's appends and syncs on the same file system. status.md is
 // derived and never read back by the daemon; what depends on a change being on
 // disk goes through the state log instead.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -17,6 +22,8 @@ namespace leasefs::service {
 
 class StatusFile {
  public:
+  static constexpr std::chrono::milliseconds kGather{20};
+
   explicit StatusFile(const StateStore& store);
   // Writes the last text published, then stops.
   ~StatusFile();
@@ -33,11 +40,14 @@ class StatusFile {
 
   const StateStore& store_;
   std::mutex mu_;
-  std::condition_variable work_;
+  std::condition_variable work_;   // publish or stop: the idle writer has work
+  std::condition_variable hurry_;  // flush or stop: the gathering writer stops waiting
   std::condition_variable written_;
   std::string text_;
   uint64_t published_ = 0;
   uint64_t done_ = 0;
+  int flushers_ = 0;  // callers of flush() waiting: no gathering for them
+  std::chrono::steady_clock::time_point next_write_{};
   bool stop_ = false;
   std::thread writer_;
 };
