@@ -185,7 +185,9 @@ void Service::commit(gate::TaskState next, Durability durability,
   next.updated_ms = base::now_ms();
   uint64_t ticket = 0;
   try {
-    ticket = store_.append(next);
+    ticket =
+        store_.append(next, durability == Durability::kBeforeReply ? StateLog::Sync::kNow
+                                                                   : StateLog::Sync::kGathered);
   } catch (const base::WouldBlock&) {
     throw;  // nothing was written: a worker does it all again
   } catch (...) {

@@ -49,6 +49,7 @@ StateLog::~StateLog() {
     stop_ = true;
   }
   work_.notify_one();
+  hurry_.notify_one();
   syncer_.join();
   ::close(fd_);
 }
@@ -109,7 +110,7 @@ std::vector<StateLog::Record> StateLog::read_all() {
   return records;
 }
 
-void StateLog::append(uint64_t seq, const nlohmann::json& state) {
+void StateLog::append(uint64_t seq, const nlohmann::json& state, Sync sync) {
   const std::string payload = nlohmann::json{{"seq", seq}, {"state", state}}.dump();
   std::string line = base::sha256_hex(payload);
   line += ' ';
@@ -136,12 +137,20 @@ void StateLog::append(uint64_t seq, const nlohmann::json& state) {
   }
   bytes_ += line.size();
   appended_ = std::max(appended_, seq);
+  if (sync == Sync::kNow) {
+    urgent_ = std::max(urgent_, seq);
+    hurry_.notify_one();
+  }
   work_.notify_one();
 }
 
 void StateLog::wait_durable(uint64_t seq) {
   std::unique_lock lock(mu_);
   seq = std::min(seq, appended_);
+  if (durable_ < seq && urgent_ < seq) {
+    urgent_ = seq;  // someone waits for it after all: no more gathering
+    hurry_.notify_one();
+  }
   done_.wait(lock, [&] { return durable_ >= seq || failed_ != 0; });
   if (durable_ < seq) fail("cannot sync", failed_);
 }
@@ -167,6 +176,7 @@ void StateLog::sync_loop() {
   for (;;) {
     work_.wait(lock, [&] { return stop_ || (appended_ > durable_ && failed_ == 0); });
     if (failed_ != 0 || appended_ <= durable_) return;  // stopping, nothing left to sync
+    hurry_.wait_for(lock, kGather, [&] { return stop_ || urgent_ > durable_; });
     const uint64_t target = appended_;
     lock.unlock();
     // One fdatasync for every record appended so far: the group commit.

@@ -6,9 +6,14 @@
 // Durability is a group commit: append() is one write(2), so a change survives the
 // daemon's own crash as soon as it returns; a syncer thread then makes everything
 // appended so far durable with one fdatasync, however many commands wrote records
-// meanwhile, and wait_durable() waits for the one that covers a record.
+// meanwhile, and wait_durable() waits for the one that covers a record. A record
+// nobody will wait for (a revocation: a restart revokes every lease anyway) lets
+// the syncer gather for kGather first, so that turns in a loop cost one sync per
+// kGather, not one each, and leave the journal to the appends; any record or
+// wait that is urgent ends the gathering at once.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -24,6 +29,11 @@ namespace leasefs::service {
 class StateLog {
  public:
   static constexpr const char* kFileName = "state.log";
+  static constexpr std::chrono::milliseconds kGather{10};
+
+  // When a record is to be synced: at once (its reply waits for it), or within
+  // kGather together with what follows (nothing waits for it).
+  enum class Sync { kNow, kGathered };
 
   // Opens .longrun/state.log, creating it empty. Throws Error{io_error}.
   explicit StateLog(const LongrunDir& dir);
@@ -44,7 +54,7 @@ class StateLog {
 
   // Writes one record. Throws Error{io_error} when it cannot, or when an earlier
   // sync failed (from then on the log takes nothing: fail closed).
-  void append(uint64_t seq, const nlohmann::json& state);
+  void append(uint64_t seq, const nlohmann::json& state, Sync sync = Sync::kNow);
   // Returns once every record up to `seq` is on disk. Throws Error{io_error} if
   // the fdatasync that was to cover it failed.
   void wait_durable(uint64_t seq);
@@ -60,9 +70,11 @@ class StateLog {
   int fd_ = -1;
 
   mutable std::mutex mu_;
-  std::condition_variable work_;  // appended_ moved past durable_, or stop
-  std::condition_variable done_;  // durable_ moved, or failed_
+  std::condition_variable work_;   // appended_ moved past durable_, or stop
+  std::condition_variable hurry_;  // urgent_ moved past durable_, or stop
+  std::condition_variable done_;   // durable_ moved, or failed_
   uint64_t appended_ = 0;
+  uint64_t urgent_ = 0;  // the last record to be synced at once, or waited for
   uint64_t durable_ = 0;
   uint64_t bytes_ = 0;
   int failed_ = 0;  // errno of a failed write or sync; sticky

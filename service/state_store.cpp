@@ -144,14 +144,14 @@ std::optional<gate::TaskState> StateStore::load() {
   return state;
 }
 
-uint64_t StateStore::append(const gate::TaskState& state) {
+uint64_t StateStore::append(const gate::TaskState& state, StateLog::Sync sync) {
   // The first state of a fresh root is written as state.json at once, so that a
   // root with a task always has one. Folding rewrites state.json with an fsync:
   // never on a thread that must not wait (nothing is written before this).
   const bool fold = !snapshot_written_ || log_.size_bytes() >= kCompactBytes;
   if (fold) base::would_block_here();
   const uint64_t seq = seq_ + 1;
-  log_.append(seq, to_json(state));
+  log_.append(seq, to_json(state), sync);
   seq_ = seq;
   last_ = state;
   dirty_ = true;

@@ -44,7 +44,7 @@ class StateStore {
   std::optional<gate::TaskState> load();
   // Appends the state to the log (one write) and returns its ticket for
   // wait_durable(). A daemon crash after this returns keeps the state.
-  uint64_t append(const gate::TaskState& state);
+  uint64_t append(const gate::TaskState& state, StateLog::Sync sync = StateLog::Sync::kNow);
   // Returns once the state of `ticket` (and every one before) is on disk.
   void wait_durable(uint64_t ticket);
   // append() and wait_durable() together.

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -145,7 +146,9 @@ TEST(StateLog, EveryWaiterReturnsWithItsRecordAndAllBeforeItOnDisk) {
         {
           std::lock_guard lock(order);
           mine = ++seq;
-          log.append(mine, nlohmann::json{{"n", mine}});
+          // Half of them are records nobody would wait for: waiting ends the gathering.
+          log.append(mine, nlohmann::json{{"n", mine}},
+                     mine % 2 ? service::StateLog::Sync::kGathered : service::StateLog::Sync::kNow);
         }
         log.wait_durable(mine);
       }
@@ -155,6 +158,28 @@ TEST(StateLog, EveryWaiterReturnsWithItsRecordAndAllBeforeItOnDisk) {
   auto records = log.read_all();
   ASSERT_EQ(records.size(), 100u);
   for (size_t i = 0; i < records.size(); ++i) EXPECT_EQ(records[i].seq, i + 1);
+}
+
+// A record nobody waits for (a revocation) is still synced, a gathering later:
+// the failing sync it meets makes the next append refuse.
+TEST(StateLog, I7_ARecordNobodyWaitsForIsSyncedAllTheSame) {
+  TempDir root;
+  service::LongrunDir dir(root.fd(), root.path());
+  service::StateLog log(dir);
+  ::setenv("LEASEFS_FAILPOINT", "state_log.sync", 1);
+  log.append(1, nlohmann::json{{"n", 1}}, service::StateLog::Sync::kGathered);
+  bool refused = false;
+  for (uint64_t seq = 2; !refused && seq < 10'000; ++seq) {
+    try {
+      log.append(seq, nlohmann::json{{"n", seq}}, service::StateLog::Sync::kGathered);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "io_error");
+      refused = true;
+    }
+  }
+  ::unsetenv("LEASEFS_FAILPOINT");
+  EXPECT_TRUE(refused) << "no sync was attempted for records nobody waited for";
 }
 
 // A sync that fails may have lost what was answered in memory: every lease is
