@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
@@ -24,7 +23,7 @@ std::string read_whole(int fd, const std::string& shown) {
     ssize_t n = ::pread(fd, buf, sizeof buf, at);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw Error(Errc::kIoError, "cannot read " + shown + ": " + std::strerror(errno));
+      throw_io_error("cannot read " + shown, errno);
     }
     if (n == 0) return content;
     content.append(buf, static_cast<size_t>(n));
@@ -55,7 +54,7 @@ StateLog::~StateLog() {
 }
 
 void StateLog::fail(const std::string& what, int err) const {
-  throw Error(Errc::kIoError, what + " " + shown_ + ": " + std::strerror(err));
+  throw_io_error(what + " " + shown_, err);
 }
 
 std::vector<StateLog::Record> StateLog::read_all() {

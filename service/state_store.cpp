@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <string>
 
 #include "base/error.hpp"
@@ -26,7 +25,7 @@ constexpr const char* kStateFile = "state.json";
 constexpr const char* kPendingFile = "pending_checkpoint.json";
 
 [[noreturn]] void io_fail(const std::string& what, const std::string& file) {
-  throw Error(Errc::kIoError, what + " " + file + ": " + std::strerror(errno));
+  throw_io_error(what + " " + file, errno);
 }
 
 // Whole file, or nullopt when it does not exist.
