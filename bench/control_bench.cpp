@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/heap_tuning.hpp"
 #include "base/unique_fd.hpp"
 #include "daemon/runtime.hpp"
 #include "protocol/client.hpp"
@@ -74,6 +75,7 @@ double throughput(const std::string& socket, const char* cmd, int clients, doubl
 }  // namespace
 
 int main(int argc, char** argv) {
+  leasefs::base::keep_freed_heap();  // as `leasefs mount` does
   int n = argc > 1 ? std::atoi(argv[1]) : 10000;
   const std::string only = argc > 2 ? argv[2] : "";
   auto runs = [&only](const char* series) { return only.empty() || only == series; };

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <thread>
 
+#include "base/heap_tuning.hpp"
 #include "fuse/filesystem.hpp"
 #include "fuse/session.hpp"
 #include "gate/gate.hpp"
@@ -22,6 +23,7 @@
 using namespace leasefs;
 
 int main(int argc, char** argv) {
+  base::keep_freed_heap();  // as `leasefs mount` does
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s ROOT MOUNTPOINT [--xattr-enosys]\n", argv[0]);
     return 2;
