@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     if (runs("grant")) report("grant", grant);
 
     // The floor under every durable reply: one small append and fdatasync on the
-    // same file system, as the state log makes (grant makes two: ledger, state).
+    // same file system, as the state log makes (a grant waits for the ledger's instead).
     std::vector<double> sync;
     sync.reserve(n);
     if (runs("fsync")) {

@@ -413,15 +413,18 @@ RevokeResult Service::revoke(const std::optional<std::string>& grant_id, const g
 // turn) takes effect first and is recorded after, so a ledger failure can never
 // keep a lease alive.
 //
-// The state record is written first and the ledger commits second, so that the
-// state log's fdatasync runs while SQLite syncs instead of after it. The lease
-// takes effect once the ledger holds it; the reply waits for the state's sync too.
+// The state record is written first and the ledger commits second; the lease
+// takes effect once the ledger holds it. The ledger's commit, synced by SQLite, is
+// the grant's durable record, and the reply waits for nothing more: the state
+// record only keeps the lease, which a restart revokes anyway (I3), so the state
+// log's syncer gathers it as it does a revocation's. Without a ledger the state
+// record is all there is, and the reply waits for its sync.
 void Service::issue_grant(gate::TaskState next, const gate::Grant& g, int64_t ttl_ms) {
   next.grants.push_back(g);
   memory::GrantRecord record{g.id,       next.task_id, static_cast<int64_t>(g.turn), g.approver_uid,
                              g.reason,   g.paths,      gate::op_class_names(g.ops),  ttl_ms,
                              g.issued_ms};
-  commit(std::move(next), Durability::kBeforeReply, [&] {
+  commit(std::move(next), ledger_ ? Durability::kAfterReply : Durability::kBeforeReply, [&] {
     if (ledger_) ledger_->record_grant(record);
     base::failpoint("grant.after_ledger");
   });

@@ -124,8 +124,9 @@ class Service {
   void note_refusals(const std::vector<nlohmann::json>& refusals, uint64_t extra = 0);
 
  private:
-  // When a change must be on disk: before its reply (await_durable), or soon after
-  // (revocations: a restart revokes every lease anyway).
+  // When a change's state record must be on disk: before its reply (await_durable),
+  // or soon after (revocations, and grants, whose durable record is the ledger's:
+  // a restart revokes every lease anyway).
   enum class Durability { kBeforeReply, kAfterReply };
   // Every entry point takes the service's lock here. Inside a base::NonBlockingScope
   // (the control socket's loop answering a command itself) a held lock throws

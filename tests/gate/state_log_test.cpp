@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "base/sha256.hpp"
+#include "memory/ledger.hpp"
 #include "memory/sqlite_memory_store.hpp"
 #include "service/service.hpp"
 #include "service/state_store.hpp"
@@ -200,7 +201,7 @@ TEST(StateLog, I7_ASyncThatFailsRevokesEveryLeaseAndTakesNoMoreChanges) {
   ASSERT_TRUE(gate.check(Op::kWrite, "pay.c", {}).allowed);
 
   ::setenv("LEASEFS_FAILPOINT", "state_log.sync", 1);
-  service.grant({"and the tests", {}, kAllOps, std::nullopt}, kPerson);
+  service.set_ask(5'000, kPerson);  // a change whose reply waits for its sync
   try {
     service.await_durable();
     ADD_FAILURE() << "a failed sync was answered as durable";
@@ -212,6 +213,44 @@ TEST(StateLog, I7_ASyncThatFailsRevokesEveryLeaseAndTakesNoMoreChanges) {
   EXPECT_TRUE(service.state().grants.empty());
   EXPECT_THROW(service.grant({"once more", {}, kAllOps, std::nullopt}, kPerson), Error);
   EXPECT_FALSE(gate.check(Op::kWrite, "pay.c", {}).allowed);
+}
+
+// A grant is answered once the ledger's commit holds it: the ledger is its durable
+// record, and its state record only keeps a lease that a restart revokes anyway.
+// When the state log cannot sync that record, the next change is refused and no
+// lease is left (fail closed).
+TEST(StateLog, I7_AGrantIsAnsweredOnceTheLedgerHoldsItAndAFailedSyncLaterLeavesNoLease) {
+  TempDir root;
+  service::LongrunDir dir(root.fd(), root.path());
+  service::StateStore store(dir);
+  memory::SqliteMemoryStore memory(dir.path("memory.db"));
+  memory::Ledger ledger(dir.path("memory.db"));
+  Gate gate;
+  service::EventBus events;
+  service::Service service(store, memory, &ledger, gate, events);
+  service.start({"fix the payment timeout", {}, ""}, kPerson);
+  service.await_durable();
+
+  ::setenv("LEASEFS_FAILPOINT", "state_log.sync", 1);
+  const auto granted = service.grant({"edit pay.c", {}, kAllOps, std::nullopt}, kPerson);
+  EXPECT_NO_THROW(service.await_durable()) << "a grant's reply waited for the state log's sync";
+  EXPECT_TRUE(gate.check(Op::kWrite, "pay.c", {}).allowed);
+  memory::Ledger reader(dir.path("memory.db"));  // another connection: what is committed
+  const auto entries = reader.entries(10);
+  EXPECT_TRUE(std::any_of(entries.begin(), entries.end(), [&](const memory::LedgerEntry& e) {
+    return e.kind == "grant" && e.subject_id == granted.grant.id;
+  }));
+
+  try {
+    service.set_ask(5'000, kPerson);
+    service.await_durable();
+    ADD_FAILURE() << "a failed sync was answered as durable";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "io_error");
+  }
+  ::unsetenv("LEASEFS_FAILPOINT");
+  EXPECT_FALSE(gate.check(Op::kWrite, "pay.c", {}).allowed);
+  EXPECT_TRUE(service.state().grants.empty());
 }
 
 }  // namespace
