@@ -275,7 +275,12 @@ int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::st
     return -EACCES;
   }
   if (journal_) {
-    if (int r = name.empty() ? journal_inode(base) : journal_entry(base, name); r < 0) return r;
+    // An entry's path is resolved once, for the journal and the report alike.
+    if (!name.empty() && !resolved) {
+      path = resolve();
+      resolved = true;
+    }
+    if (int r = name.empty() ? journal_inode(base) : journal_path(path); r < 0) return r;
   }
   if (op != gate::Op::kWrite) report_allowed(op, resolved ? path : resolve(), caller, v.grant_id);
   if (grant_id) *grant_id = std::move(v.grant_id);

@@ -189,7 +189,7 @@ class Filesystem final : public gate::PublishListener {
   int journal_inode(const Inode& inode);
   int journal_entry(const Inode& parent, std::string_view name);
   int journal_path(std::string_view path);
-  int journal_rename(const Inode& from, const char* name, const Inode& to, const char* newname);
+  int journal_rename(const gate::RenamePlan& plan);  // both names, as the gate judged them
   // The daemon changed `path` underneath (undo): the kernel drops what it cached
   // of the name and of the object. Not from a filesystem worker.
   void drop_cached(const std::string& path) noexcept;

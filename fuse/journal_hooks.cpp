@@ -40,23 +40,18 @@ int Filesystem::journal_path(std::string_view path) {
   return journal_->before(current_turn(gate_), path);
 }
 
-int Filesystem::journal_rename(const Inode& from, const char* name, const Inode& to,
-                               const char* newname) {
+int Filesystem::journal_rename(const gate::RenamePlan& plan) {
   if (!journal_ || !journal_->enabled()) return 0;
   const uint64_t turn = current_turn(gate_);
   // A directory moves with everything it holds: each of its names is kept, so
-  // that an undo can put the subtree back where it was.
-  auto one = [&](const Inode& dir, const char* n) {
-    struct stat st {};
-    const std::string path = path_of(dir, n);
-    if (::fstatat(dir.fd.get(), n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-      return journal_->before_tree(turn, path);
-    }
-    return journal_->before(turn, path);
+  // that an undo can put the subtree back where it was. The names and kinds are
+  // the ones the gate judged a moment ago.
+  auto one = [&](const std::string& path, bool is_dir) {
+    return is_dir ? journal_->before_tree(turn, path) : journal_->before(turn, path);
   };
-  if (int r = one(from, name); r < 0) return r;
-  if (int r = one(to, newname); r < 0) return r;
-  journal_->note_rename(turn, path_of(from, name), path_of(to, newname));
+  if (int r = one(plan.from, plan.from_is_dir); r < 0) return r;
+  if (int r = one(plan.to, plan.target == gate::RenameTarget::kDirectory); r < 0) return r;
+  journal_->note_rename(turn, plan.from, plan.to);
   return 0;
 }
 

@@ -36,16 +36,19 @@ gate::RenameTarget target_kind(const Inode& dir, const char* name) {
 int rename_temp_sibling(Filesystem& fs, const TempSibling& sibling, Inode& from, const char* name,
                         Inode& to, const char* newname, unsigned int flags,
                         const gate::Caller& caller) {
-  const std::string from_path = fs.gate_path_of(from, name, false);
-  const std::string to_path = fs.gate_path_of(to, newname, fs.child_protected(to, newname));
-  gate::Verdict v = fs.gate().check_temp_sibling_rename(from_path, to_path, sibling.turn, caller);
+  gate::RenamePlan plan;
+  plan.from = fs.gate_path_of(from, name, false);
+  plan.to = fs.gate_path_of(to, newname, fs.child_protected(to, newname));
+  plan.from_is_dir = target_kind(from, name) == gate::RenameTarget::kDirectory;
+  plan.target = target_kind(to, newname);
+  gate::Verdict v = fs.gate().check_temp_sibling_rename(plan.from, plan.to, sibling.turn, caller);
   if (!v.allowed) {
-    fs.refuse(gate::Op::kRename, to_path, caller, v.reason,
-              {gate::Op::kRename, {}, {from_path, to_path}, {}});
+    fs.refuse(gate::Op::kRename, plan.to, caller, v.reason,
+              {gate::Op::kRename, {}, {plan.from, plan.to}, {}});
     return -EACCES;
   }
-  if (int res = fs.journal_rename(from, name, to, newname); res < 0) return res;
-  fs.report_allowed(gate::Op::kRename, from_path, caller, v.grant_id, to_path);
+  if (int res = fs.journal_rename(plan); res < 0) return res;
+  fs.report_allowed(gate::Op::kRename, plan.from, caller, v.grant_id, plan.to);
   if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) != 0) return -errno;
   fs.temp_siblings().erase(sibling.dev, sibling.ino);
   return 0;
@@ -95,7 +98,7 @@ int do_rename(fuse_req_t req, Filesystem& fs, Inode& from, const char* name, Ino
                    gate::op_name(refused.op), refused.path, gate::to_string(v.reason));
       return -EACCES;
     }
-    if (int res = fs.journal_rename(from, name, to, newname); res < 0) return res;
+    if (int res = fs.journal_rename(plan); res < 0) return res;
     if (attempt == 0) fs.report_allowed(gate::Op::kRename, plan.from, caller, v.grant_id, plan.to);
     unsigned int run_flags = flags;
     const bool guard_target = !plan.exchange && plan.target == gate::RenameTarget::kAbsent &&
