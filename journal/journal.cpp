@@ -390,6 +390,32 @@ int Journal::before_tree(uint64_t turn, std::string_view path, std::string_view 
   return 0;
 }
 
+int Journal::before_arrival(uint64_t turn, std::string_view from, std::string_view to) {
+  if (!options_.enabled || !journaled_path(from) || !journaled_path(to)) return 0;
+  std::lock_guard lock(mu_);
+  std::vector<std::string> todo{std::string()};  // paths beneath `from`, relative to it
+  while (!todo.empty()) {
+    const std::string rel = std::move(todo.back());
+    todo.pop_back();
+    const std::string below = rel.empty() ? std::string(from) : std::string(from) + "/" + rel;
+    base::UniqueFd d = open_beneath(root_.get(), below, O_RDONLY | O_DIRECTORY);
+    if (!d) continue;  // not a directory (or gone)
+    DIR* dir = ::fdopendir(d.release());
+    if (!dir) continue;
+    while (dirent* de = ::readdir(dir)) {
+      if (std::strcmp(de->d_name, ".") == 0 || std::strcmp(de->d_name, "..") == 0) continue;
+      std::string name = rel.empty() ? std::string(de->d_name) : rel + "/" + de->d_name;
+      if (int r = record_locked(turn, std::string(to) + "/" + name, {}); r < 0) {
+        ::closedir(dir);
+        return r;
+      }
+      todo.push_back(std::move(name));
+    }
+    ::closedir(dir);
+  }
+  return 0;
+}
+
 void Journal::note_rename(uint64_t turn, std::string_view from, std::string_view to) {
   if (!options_.enabled || !journaled_path(from) || !journaled_path(to)) return;
   std::lock_guard lock(mu_);

@@ -82,6 +82,10 @@ class Journal {
   int before(uint64_t turn, std::string_view path, std::string_view origin = {});
   // The same for `path` and everything beneath it (a directory renamed or removed whole).
   int before_tree(uint64_t turn, std::string_view path, std::string_view origin = {});
+  // A directory `from` about to arrive at `to` (a rename over an empty directory,
+  // or an exchange): each name beneath `from` appears beneath `to`, so the same
+  // name beneath `to` is kept as it is now (mostly: absent), for undo to clear.
+  int before_arrival(uint64_t turn, std::string_view from, std::string_view to);
   // The fact of a rename (kind "rename", `path` -> `target`), after the
   // pre-images of both names: for diff, which otherwise sees a delete and a create.
   void note_rename(uint64_t turn, std::string_view from, std::string_view to);

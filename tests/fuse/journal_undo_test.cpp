@@ -82,6 +82,27 @@ TEST_F(JournalUndo, MvOfADirectory) {
   round_trip("mv src lib && echo 3 > lib/new", {"renamed src -> lib", "created file lib/new"});
 }
 
+// renameat2(RENAME_EXCHANGE) of two directories: each one's whole subtree is
+// kept under both names, so that the undo swaps them back.
+TEST_F(JournalUndo, ExchangeOfTwoDirectories) {
+  ASSERT_EQ(
+      run_sh("cd " + root + " && mkdir -p a/x b/y && echo 1 > a/x/f && echo 2 > b/y/g").exit_code,
+      0);
+  mount();
+  round_trip(
+      "python3 -c \"import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); "
+      "sys.exit(libc.renameat2(-100, b'a', -100, b'b', 2) and ctypes.get_errno())\"",
+      {"deleted file a/x/f", "created file b/x/f", "created file a/y/g"});
+}
+
+// A directory moved over an empty one: what arrives beneath the old empty name
+// goes again with the undo.
+TEST_F(JournalUndo, MvOfADirectoryOverAnEmptyOne) {
+  ASSERT_EQ(run_sh("cd " + root + " && mkdir -p a/x b && echo 1 > a/x/f").exit_code, 0);
+  mount();
+  round_trip("mv -T a b", {"renamed a -> b"});
+}
+
 TEST_F(JournalUndo, Chmod) {
   ASSERT_EQ(
       run_sh("cd " + root + " && echo x > s && chmod 644 s && mkdir d && chmod 700 d").exit_code,
