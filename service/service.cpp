@@ -215,7 +215,8 @@ void Service::commit(gate::TaskState next, Durability durability,
     }
   }
   // What takes permission away needs no wait: a restart revokes every lease
-  // anyway (I3). Everything else is answered once it is on disk.
+  // anyway (I3). Nor does a grant, whose durable record is the ledger's commit
+  // (issue_grant). Everything else is answered once it is on disk.
   if (durability == Durability::kBeforeReply) tls_durable_ticket = ticket;
   publish_snapshot(next);
   const bool new_task = next.task_id != state_.task_id;
