@@ -23,6 +23,21 @@ namespace {
 
 using nlohmann::json;
 
+// The names in the directory at `path` (none when it is not one, or is gone).
+std::vector<std::string> names_in(int root_fd, const std::string& path) {
+  std::vector<std::string> names;
+  base::UniqueFd d = open_beneath(root_fd, path, O_RDONLY | O_DIRECTORY);
+  if (!d) return names;
+  DIR* dir = ::fdopendir(d.release());
+  if (!dir) return names;
+  while (dirent* de = ::readdir(dir)) {
+    if (std::strcmp(de->d_name, ".") == 0 || std::strcmp(de->d_name, "..") == 0) continue;
+    names.emplace_back(de->d_name);
+  }
+  ::closedir(dir);
+  return names;
+}
+
 int64_t ns_of(const timespec& t) {
   return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
@@ -377,15 +392,7 @@ int Journal::before_tree(uint64_t turn, std::string_view path, std::string_view 
     std::string p = std::move(todo.back());
     todo.pop_back();
     if (int r = record_locked(turn, p, origin); r < 0) return r;
-    base::UniqueFd d = open_beneath(root_.get(), p, O_RDONLY | O_DIRECTORY);
-    if (!d) continue;  // not a directory (or gone)
-    DIR* dir = ::fdopendir(d.release());
-    if (!dir) continue;
-    while (dirent* de = ::readdir(dir)) {
-      if (std::strcmp(de->d_name, ".") == 0 || std::strcmp(de->d_name, "..") == 0) continue;
-      todo.push_back(p + "/" + de->d_name);
-    }
-    ::closedir(dir);
+    for (const std::string& name : names_in(root_.get(), p)) todo.push_back(p + "/" + name);
   }
   return 0;
 }
@@ -393,25 +400,16 @@ int Journal::before_tree(uint64_t turn, std::string_view path, std::string_view 
 int Journal::before_arrival(uint64_t turn, std::string_view from, std::string_view to) {
   if (!options_.enabled || !journaled_path(from) || !journaled_path(to)) return 0;
   std::lock_guard lock(mu_);
-  std::vector<std::string> todo{std::string()};  // paths beneath `from`, relative to it
+  std::vector<std::string> todo{std::string(from)};
   while (!todo.empty()) {
-    const std::string rel = std::move(todo.back());
+    std::string p = std::move(todo.back());
     todo.pop_back();
-    const std::string below = rel.empty() ? std::string(from) : std::string(from) + "/" + rel;
-    base::UniqueFd d = open_beneath(root_.get(), below, O_RDONLY | O_DIRECTORY);
-    if (!d) continue;  // not a directory (or gone)
-    DIR* dir = ::fdopendir(d.release());
-    if (!dir) continue;
-    while (dirent* de = ::readdir(dir)) {
-      if (std::strcmp(de->d_name, ".") == 0 || std::strcmp(de->d_name, "..") == 0) continue;
-      std::string name = rel.empty() ? std::string(de->d_name) : rel + "/" + de->d_name;
-      if (int r = record_locked(turn, std::string(to) + "/" + name, {}); r < 0) {
-        ::closedir(dir);
-        return r;
-      }
-      todo.push_back(std::move(name));
+    for (const std::string& name : names_in(root_.get(), p)) {
+      std::string below = p + "/" + name;
+      const std::string arrives = std::string(to) + below.substr(from.size());
+      if (int r = record_locked(turn, arrives, {}); r < 0) return r;
+      todo.push_back(std::move(below));
     }
-    ::closedir(dir);
   }
   return 0;
 }

@@ -183,31 +183,46 @@ TEST(StateLog, I7_ARecordNobodyWaitsForIsSyncedAllTheSame) {
   EXPECT_TRUE(refused) << "no sync was attempted for records nobody waited for";
 }
 
+// A service over a real .longrun, with a task started and on disk.
+struct ServiceOnDisk {
+  ServiceOnDisk() {
+    service.start({"fix the payment timeout", {}, ""}, kPerson);
+    service.await_durable();
+  }
+  // A change whose reply waits for its sync (ask mode), made while syncs fail: it
+  // is refused, or never answered as durable.
+  void expect_a_change_refused_or_not_durable() {
+    try {
+      service.set_ask(5'000, kPerson);
+      service.await_durable();
+      ADD_FAILURE() << "a failed sync was answered as durable";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "io_error");
+    }
+  }
+
+  TempDir root;
+  service::LongrunDir dir{root.fd(), root.path()};
+  service::StateStore store{dir};
+  memory::SqliteMemoryStore memory{dir.path("memory.db")};
+  memory::Ledger ledger{dir.path("memory.db")};
+  Gate gate;
+  service::EventBus events;
+  service::Service service{store, memory, &ledger, gate, events};
+};
+
 // A sync that fails may have lost what was answered in memory: every lease is
 // revoked, and no later change is taken (fail closed), until a restart.
 TEST(StateLog, I7_ASyncThatFailsRevokesEveryLeaseAndTakesNoMoreChanges) {
-  TempDir root;
-  service::LongrunDir dir(root.fd(), root.path());
-  service::StateStore store(dir);
-  memory::SqliteMemoryStore memory(dir.path("memory.db"));
-  memory::Ledger ledger(dir.path("memory.db"));
-  Gate gate;
-  service::EventBus events;
-  service::Service service(store, memory, &ledger, gate, events);
-  service.start({"fix the payment timeout", {}, ""}, kPerson);
-  service.await_durable();
+  ServiceOnDisk on_disk;
+  service::Service& service = on_disk.service;
+  Gate& gate = on_disk.gate;
   service.grant({"edit pay.c", {}, kAllOps, std::nullopt}, kPerson);
   service.await_durable();
   ASSERT_TRUE(gate.check(Op::kWrite, "pay.c", {}).allowed);
 
   ::setenv("LEASEFS_FAILPOINT", "state_log.sync", 1);
-  service.set_ask(5'000, kPerson);  // a change whose reply waits for its sync
-  try {
-    service.await_durable();
-    ADD_FAILURE() << "a failed sync was answered as durable";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), "io_error");
-  }
+  on_disk.expect_a_change_refused_or_not_durable();
   ::unsetenv("LEASEFS_FAILPOINT");
   EXPECT_FALSE(gate.check(Op::kWrite, "pay.c", {}).allowed);
   EXPECT_TRUE(service.state().grants.empty());
@@ -220,34 +235,21 @@ TEST(StateLog, I7_ASyncThatFailsRevokesEveryLeaseAndTakesNoMoreChanges) {
 // When the state log cannot sync that record, the next change is refused and no
 // lease is left (fail closed).
 TEST(StateLog, I7_AGrantIsAnsweredOnceTheLedgerHoldsItAndAFailedSyncLaterLeavesNoLease) {
-  TempDir root;
-  service::LongrunDir dir(root.fd(), root.path());
-  service::StateStore store(dir);
-  memory::SqliteMemoryStore memory(dir.path("memory.db"));
-  memory::Ledger ledger(dir.path("memory.db"));
-  Gate gate;
-  service::EventBus events;
-  service::Service service(store, memory, &ledger, gate, events);
-  service.start({"fix the payment timeout", {}, ""}, kPerson);
-  service.await_durable();
+  ServiceOnDisk on_disk;
+  service::Service& service = on_disk.service;
+  Gate& gate = on_disk.gate;
 
   ::setenv("LEASEFS_FAILPOINT", "state_log.sync", 1);
   const auto granted = service.grant({"edit pay.c", {}, kAllOps, std::nullopt}, kPerson);
   EXPECT_NO_THROW(service.await_durable()) << "a grant's reply waited for the state log's sync";
   EXPECT_TRUE(gate.check(Op::kWrite, "pay.c", {}).allowed);
-  memory::Ledger reader(dir.path("memory.db"));  // another connection: what is committed
+  memory::Ledger reader(on_disk.dir.path("memory.db"));  // another connection: committed
   const auto entries = reader.entries(10);
   EXPECT_TRUE(std::any_of(entries.begin(), entries.end(), [&](const memory::LedgerEntry& e) {
     return e.kind == "grant" && e.subject_id == granted.grant.id;
   }));
 
-  try {
-    service.set_ask(5'000, kPerson);
-    service.await_durable();
-    ADD_FAILURE() << "a failed sync was answered as durable";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), "io_error");
-  }
+  on_disk.expect_a_change_refused_or_not_durable();
   ::unsetenv("LEASEFS_FAILPOINT");
   EXPECT_FALSE(gate.check(Op::kWrite, "pay.c", {}).allowed);
   EXPECT_TRUE(service.state().grants.empty());
