@@ -52,14 +52,14 @@ int Filesystem::journal_rename(const gate::RenamePlan& plan) {
   const bool to_is_dir = plan.target == gate::RenameTarget::kDirectory;
   if (int r = one(plan.from, plan.from_is_dir); r < 0) return r;
   if (int r = one(plan.to, to_is_dir); r < 0) return r;
-  // What arrives beneath a name that was there before (an exchange, or a rename
-  // over an empty directory) is kept as it was there, mostly absent, so that undo
-  // clears it again. Beneath a name that was absent, undo removes everything anyway.
-  if (plan.from_is_dir && plan.target != gate::RenameTarget::kAbsent) {
+  // What arrives beneath a directory that stays (an exchange, or a rename over an
+  // empty directory) is kept as it was there, mostly absent, so that undo clears
+  // it again. A name that was absent or a file, undo puts back whole anyway.
+  if (plan.from_is_dir && to_is_dir) {
     if (int r = journal_->before_arrival(turn, plan.from, plan.to); r < 0) return r;
-  }
-  if (plan.exchange && to_is_dir) {
-    if (int r = journal_->before_arrival(turn, plan.to, plan.from); r < 0) return r;
+    if (plan.exchange) {
+      if (int r = journal_->before_arrival(turn, plan.to, plan.from); r < 0) return r;
+    }
   }
   journal_->note_rename(turn, plan.from, plan.to);
   return 0;

@@ -95,6 +95,16 @@ TEST_F(JournalUndo, ExchangeOfTwoDirectories) {
       {"deleted file a/x/f", "created file b/x/f", "created file a/y/g"});
 }
 
+// The same with a file: the directory's names arrive beneath the file's old name.
+TEST_F(JournalUndo, ExchangeOfADirectoryAndAFile) {
+  ASSERT_EQ(run_sh("cd " + root + " && mkdir -p a/x && echo 1 > a/x/f && echo 2 > b").exit_code, 0);
+  mount();
+  round_trip(
+      "python3 -c \"import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); "
+      "sys.exit(libc.renameat2(-100, b'a', -100, b'b', 2) and ctypes.get_errno())\"",
+      {});
+}
+
 // A directory moved over an empty one: what arrives beneath the old empty name
 // goes again with the undo.
 TEST_F(JournalUndo, MvOfADirectoryOverAnEmptyOne) {
