@@ -1,7 +1,8 @@
 // The journal against an agent running as a second uid (65534): it can neither
 // read nor write .longrun/journal through the mount, cannot undo, cannot read
 // through `diff` a file it could never read, and cannot make an undo write
-// outside the root by planting a symlink where a journaled directory was.
+// outside the root by planting a symlink where a journaled directory was, nor
+// keep a file of its own inside a directory that a person puts back with undo.
 #include <gtest/gtest.h>
 
 #include "tests/fuse/journal_fixture.hpp"
@@ -100,6 +101,31 @@ TEST_F(JournalAttack, UndoFollowsNoSymlinkOutOfTheRoot) {
   EXPECT_EQ(run_sh("cat " + outside + "/f").output, "precious\n");
   struct stat st {};
   EXPECT_NE(::lstat((root + "/d").c_str(), &st), 0) << "d is still there";
+}
+
+// The agent, with a lease, swaps a directory of the project for one of its own
+// (renameat2 RENAME_EXCHANGE), so that its file now sits inside src. An undo of
+// the turn must put src back as it was, without the agent's file.
+TEST_F(JournalAttack, AnExchangeOfDirectoriesLeavesNothingBehindAnUndo) {
+  ASSERT_EQ(run_sh("cd " + root + " && mkdir src && echo 'int main;' > src/a.c && chmod 777 . src")
+                .exit_code,
+            0);
+  mount();
+  const uint64_t t = leased_turn();
+  ASSERT_EQ(as_agent("mkdir mine && echo payload > mine/hook.sh && python3 -c \"import ctypes, "
+                     "sys; libc = ctypes.CDLL(None, use_errno=True); sys.exit(libc.renameat2("
+                     "-100, b'src', -100, b'mine', 2) and ctypes.get_errno())\"")
+                .exit_code,
+            0);
+  ASSERT_EQ(sh("cat src/hook.sh").output, "payload\n");
+  ok("turn");
+  nlohmann::json u = ok("undo", {{"turn", t}});
+  EXPECT_TRUE(u.value("applied", false)) << u.dump();
+  EXPECT_EQ(sh("cat src/a.c").output, "int main;\n");
+  struct stat st {};
+  EXPECT_NE(::lstat((root + "/src/hook.sh").c_str(), &st), 0)
+      << "the agent's file survived the undo";
+  EXPECT_NE(::lstat((root + "/mine").c_str(), &st), 0) << "the agent's directory survived the undo";
 }
 
 }  // namespace
