@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/thread_name.hpp"
 #include "service/service.hpp"
 
 namespace leasefs::control {
@@ -32,7 +33,12 @@ void AskDesk::on_ask_ended(uint64_t id, gate::AskEnd end) noexcept {
 
 void AskDesk::start() {
   std::lock_guard lock(mu_);
-  if (!worker_.joinable() && !stopping_) worker_ = std::thread([this] { run(); });
+  if (!worker_.joinable() && !stopping_) {
+    worker_ = std::thread([this] {
+      base::name_this_thread("ask-desk");
+      run();
+    });
+  }
 }
 
 void AskDesk::stop() {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "base/sha256.hpp"
+#include "base/thread_name.hpp"
 #include "service/service.hpp"
 
 namespace leasefs::control {
@@ -122,8 +123,14 @@ void GateEventPump::on_allowed(gate::Allowed allowed) noexcept {
 void GateEventPump::start() {
   std::lock_guard lock(mu_);
   if (worker_.joinable() || stopping_) return;
-  worker_ = std::thread([this] { run(); });
-  bookkeeper_ = std::thread([this] { bookkeeping(); });
+  worker_ = std::thread([this] {
+    base::name_this_thread("gate-events");
+    run();
+  });
+  bookkeeper_ = std::thread([this] {
+    base::name_this_thread("refusal-books");
+    bookkeeping();
+  });
 }
 
 void GateEventPump::stop() {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/thread_name.hpp"
 #include "base/unique_fd.hpp"
 #include "control/connection.hpp"
 #include "control/uid_budgets.hpp"
@@ -94,7 +95,10 @@ struct Server::Impl {
       throw_io_error("epoll_ctl", errno);
     }
     pool.start(options.workers);
-    loop_thread = std::thread([this] { loop_main(); });
+    loop_thread = std::thread([this] {
+      base::name_this_thread("control");
+      loop_main();
+    });
     spdlog::info("control: listening on {}", options.socket_path);
   }
 

@@ -20,6 +20,7 @@
 #include "base/clock.hpp"
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
+#include "base/thread_name.hpp"
 #include "control/ask_desk.hpp"
 #include "control/commands.hpp"
 #include "control/event_pump.hpp"
@@ -80,7 +81,10 @@ struct Runtime::Impl {
         audit(dir.path("audit.jsonl"), dir.path("memory.db"),
               memory::AuditLog::Options{options.audit_fsync}),
         audit_queue(bus.subscribe_lossless(8192)),
-        audit_thread([this] { audit_main(); }),
+        audit_thread([this] {
+          base::name_this_thread("audit");
+          audit_main();
+        }),
         memo(idempotency) {
     try {
       dir.share_with(options.agent_gid);

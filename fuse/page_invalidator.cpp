@@ -1,5 +1,7 @@
 #include "fuse/page_invalidator.hpp"
 
+#include "base/thread_name.hpp"
+
 namespace leasefs::fuse {
 
 namespace {
@@ -30,7 +32,12 @@ void PageInvalidator::later(fuse_ino_t ino) {
   std::lock_guard lock(mu_);
   if (stopping_ || queue_.size() >= kMaxQueued) return;
   queue_.push_back(ino);
-  if (!worker_.joinable()) worker_ = std::thread([this] { run(); });
+  if (!worker_.joinable()) {
+    worker_ = std::thread([this] {
+      base::name_this_thread("page-inval");
+      run();
+    });
+  }
   cv_.notify_one();
 }
 

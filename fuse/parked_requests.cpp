@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "base/thread_name.hpp"
 #include "fuse/reply.hpp"
 
 namespace leasefs::fuse {
@@ -16,7 +17,12 @@ void ParkedRequests::attach(gate::AskChannel* channel) {
     std::lock_guard lock(mu_);
     channel_ = channel;
     if (!channel_) return;
-    if (!worker_.joinable() && !stopping_) worker_ = std::thread([this] { run(); });
+    if (!worker_.joinable() && !stopping_) {
+      worker_ = std::thread([this] {
+        base::name_this_thread("parked-asks");
+        run();
+      });
+    }
   }
   // Outside mu_: an answer takes the channel's lock, then mu_.
   channel->attach_waiter(this);

@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
 #include "base/sha256.hpp"
+#include "base/thread_name.hpp"
 
 namespace leasefs::service {
 
@@ -39,7 +40,10 @@ StateLog::StateLog(const LongrunDir& dir) : shown_(dir.root() + "/.longrun/" + k
   const off_t end = ::lseek(fd_, 0, SEEK_END);
   if (end < 0) fail("cannot seek in", errno);
   bytes_ = static_cast<uint64_t>(end);
-  syncer_ = std::thread([this] { sync_loop(); });
+  syncer_ = std::thread([this] {
+    base::name_this_thread("state-sync");
+    sync_loop();
+  });
 }
 
 StateLog::~StateLog() {

@@ -2,10 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/thread_name.hpp"
+
 namespace leasefs::service {
 
 StatusFile::StatusFile(const StateStore& store) : store_(store) {
-  writer_ = std::thread([this] { write_loop(); });
+  writer_ = std::thread([this] {
+    base::name_this_thread("status-md");
+    write_loop();
+  });
 }
 
 StatusFile::~StatusFile() {
