@@ -263,11 +263,11 @@ std::vector<AuditRecord> AuditLog::append_batch(const std::vector<json>& events)
   last_seq_ = seq;
   last_hash_ = prev;
 
-  auto stmt = db_.prepare(
+  auto stmt = db_.cached(
       "INSERT INTO audit_head (id, seq, hash) VALUES (1, ?, ?) "
       "ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
-  stmt.bind_all(static_cast<std::int64_t>(last_seq_), last_hash_);
-  stmt.run();
+  stmt->bind_all(static_cast<std::int64_t>(last_seq_), last_hash_);
+  stmt->run();
   return records;
 }
 

@@ -102,14 +102,14 @@ Ledger::Ledger(const std::string& db_path, SqliteDb::Options options)
 
 LedgerEntry Ledger::append(LedgerEntry entry) {
   if (entry.created_ms == 0) entry.created_ms = base::now_ms();
-  auto stmt = db_.prepare(
+  auto stmt = db_.cached(
       "INSERT INTO ledger (kind, task_id, turn, actor_uid, subject_id, text, detail_json, "
       "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq");
-  stmt.bind_all(entry.kind, entry.task_id, entry.turn, static_cast<std::int64_t>(entry.actor_uid),
-                entry.subject_id, entry.text, base::json_text(entry.detail), entry.created_ms);
-  if (!stmt.step()) throw MemoryError("ledger: insert returned no row on " + db_.path());
-  entry.seq = stmt.column_int64(0);
-  stmt.run();
+  stmt->bind_all(entry.kind, entry.task_id, entry.turn, static_cast<std::int64_t>(entry.actor_uid),
+                 entry.subject_id, entry.text, base::json_text(entry.detail), entry.created_ms);
+  if (!stmt->step()) throw MemoryError("ledger: insert returned no row on " + db_.path());
+  entry.seq = stmt->column_int64(0);
+  stmt->run();
   return entry;
 }
 

@@ -137,6 +137,11 @@ void Statement::run() {
   }
 }
 
+void Statement::rewind() noexcept {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
 void Statement::reset() {
   // sqlite3_reset repeats the error of the last step; that error was already
   // reported by step(), so it is not reported twice here.
@@ -228,8 +233,10 @@ int SqliteDb::on_busy(void* wait, int attempts) {
 }
 
 SqliteDb::~SqliteDb() {
-  // Statements are finalized before their connection is closed (they are
-  // scoped to calls), so close cannot report SQLITE_BUSY here.
+  // Statements are finalized before their connection is closed (the cached
+  // ones here, the others are scoped to calls), so close cannot report
+  // SQLITE_BUSY.
+  cached_.clear();
   sqlite3_close(db_);
 }
 
@@ -237,15 +244,18 @@ SqliteDb::SqliteDb(SqliteDb&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       path_(std::move(other.path_)),
       options_(other.options_),
-      busy_(std::move(other.busy_)) {}
+      busy_(std::move(other.busy_)),
+      cached_(std::move(other.cached_)) {}
 
 SqliteDb& SqliteDb::operator=(SqliteDb&& other) noexcept {
   if (this != &other) {
+    cached_.clear();
     sqlite3_close(db_);
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
     options_ = other.options_;
     busy_ = std::move(other.busy_);
+    cached_ = std::move(other.cached_);
   }
   return *this;
 }
@@ -271,6 +281,12 @@ Statement SqliteDb::prepare(std::string_view sql) {
   return Statement(db_, sql, path_);
 }
 
+CachedStatement SqliteDb::cached(std::string_view sql) {
+  auto it = cached_.find(sql);
+  if (it == cached_.end()) it = cached_.emplace(std::string(sql), prepare(sql)).first;
+  return CachedStatement(it->second);
+}
+
 std::int64_t SqliteDb::changes() const {
   return sqlite3_changes64(db_);
 }
@@ -284,11 +300,11 @@ void SqliteDb::begin() {
   if (sqlite3_get_autocommit(db_) == 0) {
     throw MemoryError("sqlite: nested transaction on " + path_);
   }
-  exec("BEGIN IMMEDIATE");
+  cached("BEGIN IMMEDIATE")->run();
 }
 
 void SqliteDb::commit() {
-  exec("COMMIT");
+  cached("COMMIT")->run();
 }
 
 void SqliteDb::rollback_noexcept() noexcept {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -55,6 +56,9 @@ class Statement {
   // Runs a statement that returns no rows to completion.
   void run();
   void reset();
+  // reset() that reports nothing: for a handle going away (an error of the last
+  // step was reported by step() already).
+  void rewind() noexcept;
 
   // Columns are 0-based, as in SQLite.
   std::int64_t column_int64(int column) const;
@@ -68,6 +72,23 @@ class Statement {
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
   std::string db_path_;
+};
+
+// A statement of SqliteDb's cache, lent for one use: handed out reset and
+// without bindings, and reset again when the handle goes, so that a statement
+// left half-stepped (by a throw) holds no read snapshot or write lock afterwards.
+class CachedStatement {
+ public:
+  explicit CachedStatement(Statement& statement) noexcept : statement_(&statement) {}
+  ~CachedStatement() { statement_->rewind(); }
+  CachedStatement(const CachedStatement&) = delete;
+  CachedStatement& operator=(const CachedStatement&) = delete;
+
+  Statement& operator*() const noexcept { return *statement_; }
+  Statement* operator->() const noexcept { return statement_; }
+
+ private:
+  Statement* statement_;
 };
 
 class SqliteDb {
@@ -90,6 +111,10 @@ class SqliteDb {
   // Runs one or more statements without parameters (schema, pragmas).
   void exec(std::string_view sql);
   Statement prepare(std::string_view sql);
+  // The statement for sql, compiled on first use and kept for the connection's
+  // life: for those run on every grant or audit batch, where compiling the SQL
+  // costs more than running it. One user at a time (callers hold their lock).
+  CachedStatement cached(std::string_view sql);
 
   // Runs fn inside BEGIN IMMEDIATE ... COMMIT. If fn throws, or the commit
   // fails, the transaction is rolled back and the exception propagates.
@@ -136,6 +161,7 @@ class SqliteDb {
   std::string path_;
   Options options_;
   std::unique_ptr<BusyWait> busy_;
+  std::map<std::string, Statement, std::less<>> cached_;  // finalized before close
 };
 
 }  // namespace leasefs::memory

@@ -166,5 +166,47 @@ TEST(SqliteDb, MoveTransfersTheConnection) {
   EXPECT_EQ(stmt.column_int64(0), 1);
 }
 
+TEST(SqliteDb, ACachedStatementComesBackWithoutItsBindings) {
+  SqliteDb db(":memory:");
+  {
+    auto stmt = db.cached("SELECT ?");
+    stmt->bind(1, std::int64_t{5});
+    ASSERT_TRUE(stmt->step());
+    EXPECT_EQ(stmt->column_int64(0), 5);
+  }
+  auto again = db.cached("SELECT ?");
+  ASSERT_TRUE(again->step());
+  EXPECT_TRUE(again->column_is_null(0));
+}
+
+// A cached query left half-stepped would keep its read snapshot open, and the
+// connection would then see neither another connection's writes nor let a
+// checkpoint finish; the handle rewinds it when it goes.
+TEST(SqliteDb, ACachedQueryLeftHalfSteppedHoldsNoSnapshot) {
+  test::TempDir dir;
+  SqliteDb reader = open_database(dir.file("memory.db"));
+  SqliteDb writer = open_database(dir.file("memory.db"));
+  writer.exec("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1), (2)");
+  {
+    auto stmt = reader.cached("SELECT v FROM t");
+    ASSERT_TRUE(stmt->step());  // one row of two: still in its read transaction
+  }
+  writer.exec("INSERT INTO t VALUES (3)");
+  auto count = reader.prepare("SELECT COUNT(*) FROM t");
+  ASSERT_TRUE(count.step());
+  EXPECT_EQ(count.column_int64(0), 3);
+}
+
+TEST(SqliteDb, CachedStatementsMoveWithTheConnection) {
+  SqliteDb a(":memory:");
+  a.exec("CREATE TABLE t (v INTEGER)");
+  a.cached("INSERT INTO t VALUES (?)")->bind(1, std::int64_t{1}).run();
+  SqliteDb b = std::move(a);
+  b.cached("INSERT INTO t VALUES (?)")->bind(1, std::int64_t{2}).run();
+  auto stmt = b.cached("SELECT SUM(v) FROM t");
+  ASSERT_TRUE(stmt->step());
+  EXPECT_EQ(stmt->column_int64(0), 3);
+}
+
 }  // namespace
 }  // namespace leasefs::memory
