@@ -31,6 +31,28 @@ std::string canonical(std::uint64_t seq, std::int64_t ts_ms, const json& event,
   return base::json_text(json{{"seq", seq}, {"ts_ms", ts_ms}, {"event", event}, {"prev", prev}});
 }
 
+// Appends the record's line to `lines` and returns its hash, serializing the
+// event once: dumping json objects that hold the event, as canonical() does,
+// would copy it twice and serialize it twice for every record. nlohmann sorts
+// keys, so the hashed bytes are {"event":E,"prev":P,"seq":S,"ts_ms":T}, exactly
+// what canonical() gives (verify() recomputes it that way; the tests hold the
+// two equal), and the line is the same with "hash" after "event".
+std::string append_line(std::string& lines, std::uint64_t seq, std::int64_t ts_ms,
+                        const json& event, const std::string& prev) {
+  const std::string event_text = base::json_text(event);
+  const std::string after_hash = ",\"prev\":" + base::json_text(prev) +
+                                 ",\"seq\":" + std::to_string(seq) +
+                                 ",\"ts_ms\":" + std::to_string(ts_ms) + "}";
+  std::string hash = base::sha256_hex("{\"event\":" + event_text + after_hash);
+  lines += "{\"event\":";
+  lines += event_text;
+  lines += ",\"hash\":";
+  lines += base::json_text(hash);
+  lines += after_hash;
+  lines += '\n';
+  return hash;
+}
+
 [[noreturn]] void throw_errno(std::string_view what, const std::string& path) {
   const int error = errno;
   throw MemoryError("audit: " + std::string(what) + " " + path + ": " + std::strerror(error));
@@ -236,13 +258,7 @@ std::vector<AuditRecord> AuditLog::append_batch(const std::vector<json>& events)
     AuditRecord record;
     record.seq = ++seq;
     record.ts_ms = base::now_ms();
-    record.hash = base::sha256_hex(canonical(record.seq, record.ts_ms, event, prev));
-    lines += base::json_text(json{{"seq", record.seq},
-                                  {"ts_ms", record.ts_ms},
-                                  {"event", event},
-                                  {"prev", prev},
-                                  {"hash", record.hash}});
-    lines += '\n';
+    record.hash = append_line(lines, record.seq, record.ts_ms, event, prev);
     prev = record.hash;
     records.push_back(std::move(record));
   }

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
+#include "base/json_text.hpp"
 #include "base/sha256.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -235,6 +237,40 @@ TEST_F(AuditLogTest, UnicodeAndInvalidUtf8EventsVerify) {
   const VerifyResult result = open().verify();
   EXPECT_TRUE(result.ok) << result.message;
   EXPECT_EQ(result.records, 2u);
+}
+
+// The writer puts each line together from the event serialized once; every
+// line must still be exactly nlohmann's compact dump of the documented object,
+// and its hash that of the documented canonical bytes, whatever the event holds.
+TEST_F(AuditLogTest, EachLineIsTheDocumentedObjectByteForByte) {
+  const std::vector<json> events = {
+      json::object(),
+      json{{"z", 1}, {"a", -2}, {"m", {{"y", nullptr}, {"b", true}}}},
+      json{{"big", std::numeric_limits<std::uint64_t>::max()},
+           {"neg", std::numeric_limits<std::int64_t>::min()},
+           {"float", 0.1}},
+      json{{"text", "quote \" backslash \\ newline \n tab \t nul " + std::string(1, '\0')}},
+      json{{"path", std::string("bad\xff\xfe name \xe2\x82")}, {"k", "결제"}},
+      json{{"list", json::array({1, "two", json::array(), json::object()})}},
+  };
+  {
+    AuditLog log = open();
+    log.append_batch(events);
+  }
+  const auto lines = read_lines();
+  ASSERT_EQ(lines.size(), events.size());
+  for (const std::string& line : lines) {
+    const json record = json::parse(line);
+    EXPECT_EQ(line, base::json_text(record));
+    const json body = {{"seq", record["seq"]},
+                       {"ts_ms", record["ts_ms"]},
+                       {"event", record["event"]},
+                       {"prev", record["prev"]}};
+    EXPECT_EQ(record["hash"], base::sha256_hex(base::json_text(body))) << line;
+  }
+  const VerifyResult result = open().verify();
+  EXPECT_TRUE(result.ok) << result.message;
+  EXPECT_EQ(result.records, events.size());
 }
 
 TEST_F(AuditLogTest, FsyncOnByDefault) {
