@@ -208,18 +208,28 @@ std::string Filesystem::live_name_of(int fd) const {
 }
 
 std::string Filesystem::cached_path_of(const Inode& inode, CachedPath* where) const {
-  if (!where || !options_.stable_names) return path_of(inode);
+  if (!options_.stable_names || &inode == &root_) return path_of(inode);
   // The generation is read before the path (path_cache.hpp has the argument).
   const uint64_t gen = names_.now();
-  if (std::optional<std::string> hit = where->at(gen)) return std::move(*hit);
-  std::string path = path_of(inode);
+  if (where) {
+    if (std::optional<std::string> hit = where->at(gen)) return std::move(*hit);
+  }
+  std::optional<std::string> hit = inode_paths_.at(inode.dev, inode.ino, gen);
+  std::string path = hit ? std::move(*hit) : path_of(inode);
   // Only a full path is kept: an unresolved one may be a passing failure.
-  if (gate::is_expressible(path)) where->store(gen, path);
+  if (!hit && gate::is_expressible(path)) inode_paths_.store(inode.dev, inode.ino, gen, path);
+  if (where && gate::is_expressible(path)) where->store(gen, path);
   return path;
 }
 
+void Filesystem::remember_path(const Inode& inode, uint64_t gen, std::string path) const {
+  if (options_.stable_names && gate::is_expressible(path)) {
+    inode_paths_.store(inode.dev, inode.ino, gen, std::move(path));
+  }
+}
+
 std::string Filesystem::path_of(const Inode& parent, std::string_view name) const {
-  std::string path = path_of(parent);
+  std::string path = cached_path_of(parent);
   if (!gate::is_expressible(path)) return path;
   if (!path.empty()) path += '/';
   path += name;
@@ -229,7 +239,10 @@ std::string Filesystem::path_of(const Inode& parent, std::string_view name) cons
 
 std::string Filesystem::gate_path_of(const Inode& base, std::string_view name,
                                      bool is_protected) const {
-  std::string path = name.empty() ? path_of(base) : path_of(base, name);
+  // A protected object always resolves afresh (as in check()).
+  std::string path = !name.empty()  ? path_of(base, name)
+                     : is_protected ? path_of(base)
+                                    : cached_path_of(base);
   // A protected object whose path cannot be read still goes to the gate as .longrun.
   if (is_protected && !gate::is_protected_path(path)) path = ".longrun";
   return path;

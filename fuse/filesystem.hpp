@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "fuse/inode.hpp"
+#include "fuse/inode_path_cache.hpp"
 #include "fuse/longrun_identity.hpp"
 #include "fuse/page_invalidator.hpp"
 #include "fuse/parked_requests.hpp"
@@ -137,6 +138,9 @@ class Filesystem final : public gate::PublishListener {
   // The path the gate is asked about: path_of, except that a protected object
   // (`is_protected`) always reaches the gate as under .longrun.
   std::string gate_path_of(const Inode& base, std::string_view name, bool is_protected) const;
+  // Tells the path cache (inode_path_cache.hpp) where a file just made is:
+  // `path`, as resolved after the names generation was `gen`.
+  void remember_path(const Inode& inode, uint64_t gen, std::string path) const;
 
   // Gate checks: 0 when allowed, -EACCES (after reporting the refusal) otherwise.
   int gate_inode(gate::Op op, const Inode& inode, const gate::Caller& caller,
@@ -219,8 +223,10 @@ class Filesystem final : public gate::PublishListener {
   std::string relative_to_root(const std::string& target) const;
   bool names_this_file(const std::string& path, const struct stat& st) const;
   std::string live_name_of(int fd) const;
-  // path_of(inode), from `where` when it is still valid (path_cache.hpp).
-  std::string cached_path_of(const Inode& inode, CachedPath* where) const;
+  // path_of(inode) when names are stable, from the handle's `where` or, without
+  // a handle, from inode_paths_, while still valid (path_cache.hpp,
+  // inode_path_cache.hpp).
+  std::string cached_path_of(const Inode& inode, CachedPath* where = nullptr) const;
 
   gate::Gate& gate_;
   journal::Journal* journal_ = nullptr;
@@ -234,6 +240,7 @@ class Filesystem final : public gate::PublishListener {
   TempSiblings siblings_;
   PageInvalidator pages_;
   NamesGeneration names_;
+  mutable InodePathCache inode_paths_;
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
   ParkedRequests parked_;  // last: its thread stops before anything it may use goes

@@ -25,7 +25,7 @@ int Filesystem::journal_inode(const Inode& inode) {
   if (!journal_ || !journal_->enabled()) return 0;
   const uint64_t turn = current_turn(gate_);
   if (journal_->inode_seen(turn, inode.dev, inode.ino)) return 0;
-  if (int r = journal_->before(turn, path_of(inode)); r < 0) return r;
+  if (int r = journal_->before(turn, cached_path_of(inode)); r < 0) return r;
   journal_->remember_inode(turn, inode.dev, inode.ino);
   return 0;
 }

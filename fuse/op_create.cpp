@@ -17,8 +17,8 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
   handle->opener = Filesystem::caller(req);
   handle->writable = true;
   const bool is_protected = fs.child_protected(dir, name);
-  handle->path = fs.path_of(dir, name);
-  if (is_protected && !gate::is_protected_path(handle->path)) handle->path = ".longrun";
+  const uint64_t names_gen = fs.names().now();  // before the path (path_cache.hpp)
+  handle->path = fs.gate_path_of(dir, name, is_protected);
   gate::Gate& gate = fs.gate();
   gate::Verdict v = gate.check(gate::Op::kCreate, handle->path, handle->opener);
   // Out of scope, but beside a path a grant edits: a temporary sibling
@@ -50,6 +50,11 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
   if (!handle->fd) return -errno;
   if (int res = fs.lookup(dir, name, e); res < 0) return res;
   handle->inode = reinterpret_cast<Inode*>(e->ino);
+  // Its only name is the one just judged (a file with more names, opened by a
+  // racing create, is left to be resolved).
+  if (!is_protected && e->attr.st_nlink == 1) {
+    fs.remember_path(*handle->inode, names_gen, handle->path);
+  }
   if (sibling_turn &&
       !fs.temp_siblings().add({handle->inode->dev, handle->inode->ino, *sibling_turn, handle->path,
                                handle->opener,

@@ -18,8 +18,7 @@ int do_open(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi) {
   const bool is_protected = inode.protected_path.load();
   if (handle->writable) {
     // The path is resolved once here and reused by every write on this handle.
-    handle->path = fs.path_of(inode);
-    if (is_protected && !gate::is_protected_path(handle->path)) handle->path = ".longrun";
+    handle->path = fs.gate_path_of(inode, {}, is_protected);
     // A temporary sibling of this turn (gate/temp_sibling.hpp) may be reopened
     // for writing; anything else asks the gate as usual.
     std::optional<TempSibling> sibling =
