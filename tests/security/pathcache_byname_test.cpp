@@ -24,6 +24,13 @@ class ByNamePathCacheTest : public PathCacheTest {
   RunResult agent(const std::string& script) {
     return run_sh_as(kAgentUid, kAgentGid, script, d_.root(), 30);
   }
+  // Output of `script` run in the root underneath, once the daemon is stopped.
+  std::string underneath_sh(const std::string& script) {
+    stop_daemon();
+    RunOptions o;
+    o.cwd = d_.root();
+    return run_sh(script, o).output;
+  }
   // Runs each command of `refused` as the agent and expects every one refused
   // with "Permission denied".
   void expect_refused(const std::vector<std::string>& refused) {
@@ -44,10 +51,7 @@ TEST_F(ByNamePathCacheTest, AnEntryInADirectoryMovedOutOfScopeIsRefused) {
   expect_refused({"echo evil > docs/sub/new.c", "mkdir docs/sub/newdir",
                   "ln docs/sub/a.c docs/sub/link.c", "rm docs/sub/a.c", "rmdir docs/sub/d",
                   "mv docs/sub/a.c docs/sub/moved.c"});
-  stop_daemon();
-  RunOptions o;
-  o.cwd = d_.root();
-  EXPECT_EQ(run_sh("ls -A docs/sub | tr '\\n' ' '", o).output, "a.c d ");
+  EXPECT_EQ(underneath_sh("ls -A docs/sub | tr '\\n' ' '"), "a.c d ");
 }
 
 TEST_F(ByNamePathCacheTest, AnEntryInADirectoryMovedIntoHooksIsRefused) {
@@ -58,10 +62,7 @@ TEST_F(ByNamePathCacheTest, AnEntryInADirectoryMovedIntoHooksIsRefused) {
   revoke(b);
   expect_refused({"printf '#!/bin/sh\\n' > .git/hooks/sub/pre-commit", "mkdir .git/hooks/sub/x",
                   "rm .git/hooks/sub/a.c"});
-  stop_daemon();
-  RunOptions o;
-  o.cwd = d_.root();
-  EXPECT_EQ(run_sh("ls -A .git/hooks/sub | tr '\\n' ' '", o).output, "a.c ");
+  EXPECT_EQ(underneath_sh("ls -A .git/hooks/sub | tr '\\n' ' '"), "a.c ");
 }
 
 TEST_F(ByNamePathCacheTest, EntriesAfterAnExchangeOfDirectoriesAreJudgedByTheNewPathEachWay) {
@@ -79,10 +80,7 @@ TEST_F(ByNamePathCacheTest, EntriesAfterAnExchangeOfDirectoriesAreJudgedByTheNew
   expect_refused({"echo evil > docs/sub/new.c", "rm docs/sub/a.c"});
   r = agent("set -e; echo ok > src/sub/new.c; rm src/sub/b.c");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  stop_daemon();
-  RunOptions o;
-  o.cwd = d_.root();
-  EXPECT_EQ(run_sh("ls -A docs/sub src/sub | tr '\\n' ' '", o).output,
+  EXPECT_EQ(underneath_sh("ls -A docs/sub src/sub | tr '\\n' ' '"),
             "docs/sub: a.c  src/sub: new.c ");
 }
 
@@ -95,10 +93,7 @@ TEST_F(ByNamePathCacheTest, SettingTimesModeOrSizeOfAFileMovedOutOfScopeIsRefuse
   ASSERT_EQ(r.exit_code, 0) << r.output;
   revoke(b);
   expect_refused({"touch -m -d @0 docs/t.c", "chmod 4755 docs/t.c", "truncate -s 0 docs/t.c"});
-  stop_daemon();
-  RunOptions o;
-  o.cwd = d_.root();
-  EXPECT_EQ(run_sh("stat -c '%a %s' docs/t.c", o).output, "644 2\n");
+  EXPECT_EQ(underneath_sh("stat -c '%a %s' docs/t.c"), "644 2\n");
 }
 
 TEST_F(ByNamePathCacheTest, SettingTheModeOfAFileLinkedIntoHooksAndUnlinkedIsRefused) {
@@ -110,10 +105,7 @@ TEST_F(ByNamePathCacheTest, SettingTheModeOfAFileLinkedIntoHooksAndUnlinkedIsRef
   ASSERT_EQ(r.exit_code, 0) << r.output;
   revoke(b);
   expect_refused({"chmod 755 .git/hooks/pre-push", "truncate -s 0 .git/hooks/pre-push"});
-  stop_daemon();
-  RunOptions o;
-  o.cwd = d_.root();
-  EXPECT_EQ(run_sh("stat -c '%a %s' .git/hooks/pre-push", o).output, "644 10\n");
+  EXPECT_EQ(underneath_sh("stat -c '%a %s' .git/hooks/pre-push"), "644 10\n");
 }
 
 // The path of a file just created is remembered from the create itself; a
@@ -124,16 +116,10 @@ TEST_F(ByNamePathCacheTest, AWriteThroughTheCreatingDescriptorAfterAMoveOutOfSco
   const std::string b = grant({"docs/**"});
   Lockstep child(
       [&](Lockstep& step) {
-        int fd = ::open(at("src/new.c").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd < 0) return bail(step, 1);
-        if (write_errno(fd, "1\n") != 0) return bail(step, 2);
-        if (::rename(at("src/new.c").c_str(), at("docs/new.c").c_str()) != 0) return bail(step, 3);
-        if (write_errno(fd, "2\n") != 0) return bail(step, 4);
-        step.tell('m');
-        step.await();
-        const int e = write_errno(fd, "LEAK\n");
-        ::close(fd);
-        return expect_errno(e, EACCES, 5);
+        return open_move_write(
+            at("src/new.c"),
+            [&] { return err(::rename(at("src/new.c").c_str(), at("docs/new.c").c_str())); }, step,
+            O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC);
       },
       kAgent);
   ASSERT_EQ(child.await_child(), 'm') << "child exited " << child.join();

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -94,6 +95,28 @@ inline int bail(Lockstep& step, int code) {
 // 0 when equal, else 100 + step.
 inline int expect_errno(int got, int want, int step) {
   return got == want ? 0 : 100 + step;
+}
+
+// 0 when a call returned 0, else its errno.
+inline int err(int rc) {
+  return rc == 0 ? 0 : errno;
+}
+
+// The child opens `from` with `flags`, writes, runs `move`, tells the test,
+// waits for the revocation of the grant that allowed the move, then writes
+// again: refused.
+inline int open_move_write(const std::string& from, const std::function<int()>& move,
+                           Lockstep& step, int flags = kWr) {
+  int fd = ::open(from.c_str(), flags, 0644);
+  if (fd < 0) return bail(step, 1);
+  if (write_errno(fd, "1\n") != 0) return bail(step, 2);
+  if (int e = move(); e != 0) return bail(step, 10 + (e & 0x3f));
+  if (write_errno(fd, "2\n") != 0) return bail(step, 3);  // the moving grant still covers it
+  step.tell('m');
+  step.await();
+  const int e = write_errno(fd, "LEAK\n");
+  ::close(fd);
+  return expect_errno(e, EACCES, 4);
 }
 
 }  // namespace leasefs::test::pathcache

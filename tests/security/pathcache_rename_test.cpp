@@ -16,25 +16,6 @@
 namespace leasefs::test::pathcache {
 namespace {
 
-// The child opens `from`, writes, runs `move`, tells the test, waits for the
-// revocation of the grant that allowed the move, then writes again: refused.
-int open_move_write(const std::string& from, const std::function<int()>& move, Lockstep& step) {
-  int fd = ::open(from.c_str(), kWr);
-  if (fd < 0) return bail(step, 1);
-  if (write_errno(fd, "1\n") != 0) return bail(step, 2);
-  if (int e = move(); e != 0) return bail(step, 10 + (e & 0x3f));
-  if (write_errno(fd, "2\n") != 0) return bail(step, 3);  // the moving grant still covers it
-  step.tell('m');
-  step.await();
-  const int e = write_errno(fd, "LEAK\n");
-  ::close(fd);
-  return expect_errno(e, EACCES, 4);
-}
-
-int err(int rc) {
-  return rc == 0 ? 0 : errno;
-}
-
 TEST_F(PathCacheTest, WriteAfterRenameOutOfScopeIsRefused) {
   grant({"src/**"});
   const std::string b = grant({"docs/**"});
