@@ -6,11 +6,12 @@ namespace leasefs::control {
 
 void WorkerPool::start(size_t workers) {
   size_t n = workers == 0 ? 1 : workers;
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
     threads_.emplace_back([this] {
       base::name_this_thread("control-work");
       run();
     });
+  }
 }
 
 void WorkerPool::submit(Task task, bool urgent) {
