@@ -95,10 +95,10 @@ json to_json(const TaskState& s) {
               {"current_step", s.current_step},
               {"next_step", s.next_step},
               {"last_checkpoint_id", s.last_checkpoint_id},
-              {"history", history},
+              {"history", std::move(history)},
               {"created_ms", s.created_ms},
               {"updated_ms", s.updated_ms},
-              {"grants", grants}};
+              {"grants", std::move(grants)}};
   if (s.ask_ms) out["ask_ms"] = *s.ask_ms;
   return out;
 }

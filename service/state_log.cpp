@@ -113,8 +113,11 @@ std::vector<StateLog::Record> StateLog::read_all() {
   return records;
 }
 
-void StateLog::append(uint64_t seq, const nlohmann::json& state, Sync sync) {
-  const std::string payload = nlohmann::json{{"seq", seq}, {"state", state}}.dump();
+void StateLog::append(uint64_t seq, nlohmann::json state, Sync sync) {
+  nlohmann::json record = nlohmann::json::object();
+  record["seq"] = seq;
+  record["state"] = std::move(state);  // a state is large: moved, never copied
+  const std::string payload = record.dump();
   std::string line = base::sha256_hex(payload);
   line += ' ';
   line += payload;
