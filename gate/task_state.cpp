@@ -37,14 +37,17 @@ TaskStatus status_field(const json& j, const char* name) {
 }  // namespace
 
 json to_json(const Grant& g) {
-  json j = {{"id", g.id},
-            {"turn", g.turn},
-            {"reason", g.reason},
-            {"approver_uid", g.approver_uid},
-            {"paths", g.paths},
-            {"ops", op_class_names(g.ops)},
-            {"issued_ms", g.issued_ms},
-            {"expires_ms", g.expires_ms ? json(*g.expires_ms) : json(nullptr)}};
+  // Member by member: an initializer list builds a two-element array per member
+  // first, and every state record serializes every grant in force.
+  json j = json::object();
+  j["id"] = g.id;
+  j["turn"] = g.turn;
+  j["reason"] = g.reason;
+  j["approver_uid"] = g.approver_uid;
+  j["paths"] = g.paths;
+  j["ops"] = op_class_names(g.ops);
+  j["issued_ms"] = g.issued_ms;
+  j["expires_ms"] = g.expires_ms ? json(*g.expires_ms) : json(nullptr);
   if (!g.request_id.empty()) j["request_id"] = g.request_id;
   return j;
 }
