@@ -1,7 +1,5 @@
 #include "control/watch_stream.hpp"
 
-#include "protocol/request.hpp"
-
 namespace leasefs::control {
 
 WatchStream::WatchStream(service::EventBus& bus, std::function<void()> wake)
@@ -17,7 +15,7 @@ WatchStream::~WatchStream() {
 std::optional<std::string> WatchStream::next_line() {
   auto event = queue_->pop(std::chrono::milliseconds(0));
   if (!event) return std::nullopt;
-  return protocol::to_line(*event);
+  return event->str() + '\n';  // what protocol::to_line makes of the value
 }
 
 bool WatchStream::ended() const {

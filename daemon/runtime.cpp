@@ -137,7 +137,7 @@ struct Runtime::Impl {
   void audit_main() {
     constexpr size_t kMaxBatch = 512;
     constexpr std::chrono::milliseconds kGather{10};
-    std::vector<nlohmann::json> batch;
+    std::vector<base::JsonText> batch;
     uint64_t lost = 0;
     nlohmann::json lost_types = nlohmann::json::object();
     std::string lost_why;
@@ -150,11 +150,11 @@ struct Runtime::Impl {
       }
       batch.clear();
       if (lost > 0) {
-        batch.push_back({{"type", "audit_lost"},
-                         {"count", lost},
-                         {"types", lost_types},
-                         {"error", lost_why},
-                         {"ts_ms", base::now_ms()}});
+        batch.emplace_back(nlohmann::json{{"type", "audit_lost"},
+                                          {"count", lost},
+                                          {"types", lost_types},
+                                          {"error", lost_why},
+                                          {"ts_ms", base::now_ms()}});
       }
       batch.push_back(std::move(*event));
       auto take_queued = [&] {
@@ -180,7 +180,8 @@ struct Runtime::Impl {
         lost_why.clear();
       } catch (const std::exception& e) {
         spdlog::error("audit: could not append {} event(s): {}", batch.size(), e.what());
-        for (const auto& ev : batch) {
+        for (const auto& text : batch) {
+          const nlohmann::json ev = text.value();
           if (ev.value("type", std::string()) == "audit_lost") continue;  // counted already
           ++lost;
           const std::string type = ev.value("type", std::string("?"));

@@ -31,15 +31,14 @@ std::string canonical(std::uint64_t seq, std::int64_t ts_ms, const json& event,
   return base::json_text(json{{"seq", seq}, {"ts_ms", ts_ms}, {"event", event}, {"prev", prev}});
 }
 
-// Appends the record's line to `lines` and returns its hash, serializing the
-// event once: dumping json objects that hold the event, as canonical() does,
+// Appends the record's line to `lines` and returns its hash, from the event
+// serialized once: dumping json objects that hold the event, as canonical() does,
 // would copy it twice and serialize it twice for every record. nlohmann sorts
 // keys, so the hashed bytes are {"event":E,"prev":P,"seq":S,"ts_ms":T}, exactly
 // what canonical() gives (verify() recomputes it that way; the tests hold the
 // two equal), and the line is the same with "hash" after "event".
 std::string append_line(std::string& lines, std::uint64_t seq, std::int64_t ts_ms,
-                        const json& event, const std::string& prev) {
-  const std::string event_text = base::json_text(event);
+                        const std::string& event_text, const std::string& prev) {
   const std::string after_hash = ",\"prev\":" + base::json_text(prev) +
                                  ",\"seq\":" + std::to_string(seq) +
                                  ",\"ts_ms\":" + std::to_string(ts_ms) + "}";
@@ -242,23 +241,23 @@ void AuditLog::open_and_continue() {
 }
 
 AuditRecord AuditLog::append(const json& event) {
-  return append_batch({event}).front();
+  return append_batch({base::JsonText(event)}).front();
 }
 
 // A batch costs one write(2), one fdatasync and one anchor update, however many
 // records it holds: the daemon appends what has queued up since the last batch.
-std::vector<AuditRecord> AuditLog::append_batch(const std::vector<json>& events) {
+std::vector<AuditRecord> AuditLog::append_batch(const std::vector<base::JsonText>& events) {
   std::lock_guard lock(mutex_);
   std::vector<AuditRecord> records;
   records.reserve(events.size());
   std::string lines;
   std::uint64_t seq = last_seq_;
   std::string prev = last_hash_;
-  for (const json& event : events) {
+  for (const base::JsonText& event : events) {
     AuditRecord record;
     record.seq = ++seq;
     record.ts_ms = base::now_ms();
-    record.hash = append_line(lines, record.seq, record.ts_ms, event, prev);
+    record.hash = append_line(lines, record.seq, record.ts_ms, event.str(), prev);
     prev = record.hash;
     records.push_back(std::move(record));
   }

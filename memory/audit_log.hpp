@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json_text.hpp"
 #include "base/unique_fd.hpp"
 #include "memory/sqlite_db.hpp"
 
@@ -64,7 +65,8 @@ class AuditLog {
   // Appends one event; returns its seq and hash. Throws MemoryError.
   AuditRecord append(const nlohmann::json& event);
   // Appends events in order as consecutive records, with one write and one sync.
-  std::vector<AuditRecord> append_batch(const std::vector<nlohmann::json>& events);
+  // Each event comes serialized (the event bus does it once for every reader).
+  std::vector<AuditRecord> append_batch(const std::vector<base::JsonText>& events);
 
   // Checks the whole chain and the anchor. Never throws for a damaged log;
   // throws MemoryError only if the file cannot be read at all.

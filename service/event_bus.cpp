@@ -6,21 +6,24 @@
 
 namespace leasefs::service {
 
-std::optional<nlohmann::json> EventQueue::pop(std::chrono::milliseconds timeout) {
+std::optional<base::JsonText> EventQueue::pop(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   cv_.wait_for(lock, timeout, [&] { return !events_.empty() || closed_; });
   if (events_.empty()) return std::nullopt;
-  nlohmann::json event = std::move(events_.front());
+  base::JsonText event = std::move(events_.front());
   events_.pop_front();
   if (lossless_) space_cv_.notify_one();
   if (dropped_ > 0) {
-    event["dropped_before"] = dropped_;
+    // Only a lossy queue that overflowed: the event is read back to say so.
+    nlohmann::json value = event.value();
+    value["dropped_before"] = dropped_;
     dropped_ = 0;
+    return base::JsonText(value);
   }
   return event;
 }
 
-void EventQueue::push(const nlohmann::json& event) {
+void EventQueue::push(base::JsonText event) {
   {
     std::unique_lock lock(mu_);
     if (lossless_) space_cv_.wait(lock, [&] { return closed_ || events_.size() < capacity_; });
@@ -29,7 +32,7 @@ void EventQueue::push(const nlohmann::json& event) {
       events_.pop_front();
       ++dropped_;
     }
-    events_.push_back(event);
+    events_.push_back(std::move(event));
     if (wake_) wake_();
   }
   cv_.notify_one();
@@ -58,7 +61,10 @@ void EventBus::publish(nlohmann::json event) {
   if (!event.contains("ts_ms")) event["ts_ms"] = base::now_ms();
   std::lock_guard lock(mu_);
   event["seq"] = ++seq_;
-  for (auto& q : queues_) q->push(event);
+  if (queues_.empty()) return;
+  base::JsonText text(event);
+  for (size_t i = 0; i + 1 < queues_.size(); ++i) queues_[i]->push(text);
+  queues_.back()->push(std::move(text));
 }
 
 std::shared_ptr<EventQueue> EventBus::subscribe(size_t capacity) {

@@ -15,6 +15,8 @@
 #include <optional>
 #include <vector>
 
+#include "base/json_text.hpp"
+
 namespace leasefs::service {
 
 class EventQueue {
@@ -24,8 +26,8 @@ class EventQueue {
       : capacity_(capacity), lossless_(lossless) {}
 
   // Next event, or nullopt after `timeout` or once closed and drained.
-  std::optional<nlohmann::json> pop(std::chrono::milliseconds timeout);
-  void push(const nlohmann::json& event);
+  std::optional<base::JsonText> pop(std::chrono::milliseconds timeout);
+  void push(base::JsonText event);
   void close();
   bool closed() const;
   // Called (under the queue's lock, so it must not block or call back) after each
@@ -36,7 +38,7 @@ class EventQueue {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable space_cv_;
-  std::deque<nlohmann::json> events_;
+  std::deque<base::JsonText> events_;
   size_t capacity_;
   bool lossless_ = false;
   uint64_t dropped_ = 0;
@@ -46,7 +48,10 @@ class EventQueue {
 
 class EventBus {
  public:
-  // Every event gets "type" and "ts_ms" if missing, and a growing "seq".
+  // Every event gets "ts_ms" if missing and a growing "seq", and is serialized
+  // once for every subscriber: the value's tree stays with the publisher, and
+  // each queue holds one string (no copy of the tree per subscriber, none freed
+  // on another thread's heap).
   void publish(nlohmann::json event);
   std::shared_ptr<EventQueue> subscribe(size_t capacity = 1024);
   // A subscriber that must see every event (the audit): publishing waits while

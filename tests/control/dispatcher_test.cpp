@@ -304,7 +304,8 @@ TEST_F(DispatcherTest, RepliesShowGrantsAndRequestsAsTheWatchStreamDoes) {
   auto events = bus_.subscribe();
   auto next_event = [&](const std::string& type) {
     while (auto e = events->pop(std::chrono::milliseconds(1000))) {
-      if ((*e)["type"] == type) return *e;
+      json value = e->value();
+      if (value["type"] == type) return value;
     }
     return json();
   };

@@ -57,7 +57,9 @@ TEST_F(AuditLogTest, AppendedRecordsVerify) {
 TEST_F(AuditLogTest, ABatchIsConsecutiveRecordsOfOneChain) {
   append_n(2);
   AuditLog log = open();
-  auto records = log.append_batch({json{{"type", "a"}}, json{{"type", "b"}}, json{{"type", "c"}}});
+  auto records =
+      log.append_batch({base::JsonText(json{{"type", "a"}}), base::JsonText(json{{"type", "b"}}),
+                        base::JsonText(json{{"type", "c"}})});
   ASSERT_EQ(records.size(), 3u);
   EXPECT_EQ(records[0].seq, 3u);
   EXPECT_EQ(records[2].seq, 5u);
@@ -255,7 +257,9 @@ TEST_F(AuditLogTest, EachLineIsTheDocumentedObjectByteForByte) {
   };
   {
     AuditLog log = open();
-    log.append_batch(events);
+    std::vector<base::JsonText> texts;
+    for (const json& event : events) texts.emplace_back(event);
+    log.append_batch(texts);
   }
   const auto lines = read_lines();
   ASSERT_EQ(lines.size(), events.size());
