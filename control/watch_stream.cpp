@@ -15,7 +15,7 @@ WatchStream::~WatchStream() {
 std::optional<std::string> WatchStream::next_line() {
   auto event = queue_->pop(std::chrono::milliseconds(0));
   if (!event) return std::nullopt;
-  return event->str() + '\n';  // what protocol::to_line makes of the value
+  return event->str() + '\n';  // protocol::to_line of the value: both use base::json_text
 }
 
 bool WatchStream::ended() const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.hpp"
+#include "base/json_text.hpp"
 #include "protocol/bounded_json.hpp"
 #include "protocol/command_registry.hpp"
 
@@ -108,7 +109,9 @@ std::string json_type_name(const nlohmann::json& value) {
 }
 
 std::string to_line(const nlohmann::json& value) {
-  std::string out = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // The same bytes as the audit log's and the event bus's (base::JsonText), so a
+  // watch stream can send an event's text as its line.
+  std::string out = base::json_text(value);
   out.push_back('\n');
   return out;
 }
