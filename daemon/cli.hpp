@@ -38,6 +38,6 @@ struct MountCommand {
 };
 
 int run_mount(const MountCommand& cmd);
-int run_unmount(const std::string& path);
+int run_unmount(const std::string& path, bool force);
 
 }  // namespace leasefs::daemon

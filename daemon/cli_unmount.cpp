@@ -47,7 +47,7 @@ bool clear_dead_layers(const std::string& path) {
 
 }  // namespace
 
-int run_unmount(const std::string& given) {
+int run_unmount(const std::string& given, bool force) {
   std::string path = given;
   if (char buf[PATH_MAX]; ::realpath(given.c_str(), buf)) {
     path = buf;
@@ -75,6 +75,16 @@ int run_unmount(const std::string& given) {
   // statfs always reaches the daemon (stat may be answered from the attr cache).
   struct statfs sfs {};
   if (::statfs(path.c_str(), &sfs) != 0 && errno == ENOTCONN) {
+    // A crash leaves this; systemd runs ExecStop= after one too. Removing it would
+    // open the raw tree to whoever enters the path before a new daemon mounts.
+    if (!force) {
+      std::fprintf(stderr,
+                   "note: %s is a dead mount (its daemon has ended); it stays, and the tree "
+                   "stays closed, until a daemon takes over (leasefs mount %s).\n"
+                   "To remove it and open the raw tree, run: leasefs unmount --force %s\n",
+                   path.c_str(), path.c_str(), path.c_str());
+      return 0;
+    }
     std::fprintf(stderr, "note: %s was a dead mount (its daemon had ended); cleared\n",
                  path.c_str());
     return clear_dead_layers(path) ? 0 : 1;

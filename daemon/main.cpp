@@ -94,6 +94,9 @@ int main(int argc, char** argv) {
   std::string unmount_path;
   auto* unmount = app.add_subcommand("unmount", "stop the daemon serving PATH and unmount it");
   unmount->add_option("PATH", unmount_path, "the mount")->required();
+  bool unmount_force = false;
+  unmount->add_flag("--force", unmount_force,
+                    "also remove a dead mount (its daemon gone), which opens the raw tree");
 
   try {
     app.parse(argc, argv);
@@ -102,6 +105,6 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   if (*mount) return run_mount(m);
-  if (*unmount) return run_unmount(unmount_path);
+  if (*unmount) return run_unmount(unmount_path, unmount_force);
   return 2;
 }

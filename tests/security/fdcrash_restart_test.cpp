@@ -9,8 +9,10 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/security/fdcrash_fixture.hpp"
 #include "tests/support/control_client.hpp"
@@ -135,12 +137,34 @@ TEST_F(RestartTest, RootThatIsAMountStaysClosedWithAClearError) {
   EXPECT_NE(r.output.find("is the root of a tmpfs mount"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("leasefs unmount"), std::string::npos) << r.output;
   EXPECT_TRUE(fuse::dead_leasefs_mount(root));
-  r = leasefs({"unmount", root});
+  r = leasefs({"unmount", "--force", root});
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// `leasefs unmount` on a dead mount (what ExecStop= runs after a crash) keeps it,
+// and the tree closed; only --force removes it.
+TEST_F(RestartTest, UnmountKeepsADeadMountUnlessForced) {
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ::kill(read_lock_pid(root + "/.longrun/lock"), SIGKILL);
+  ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); }));
+  r = leasefs({"unmount", root});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the tree stays closed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("leasefs unmount --force"), std::string::npos) << r.output;
+  EXPECT_TRUE(fuse::dead_leasefs_mount(root));
+  RunOptions as_agent;
+  as_agent.uid = kAgentUid;
+  EXPECT_NE(run_sh("echo x > " + root + "/after-stop", as_agent).exit_code, 0);
+  r = leasefs({"unmount", "--force", root});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(base::leasefs_mount_at(root));
+  EXPECT_NE(::access((root + "/after-stop").c_str(), F_OK), 0);
+}
+
 // The systemd unit's own commands, read from the unit file: after the main
-// process dies, ExecStopPost=, then ExecStartPre=, then ExecStart= again.
+// process dies, ExecStop= (systemd runs it after a crash too), ExecStopPost=,
+// then RestartSec= of nothing, then ExecStartPre=, then ExecStart= again.
 std::vector<std::vector<std::string>> unit_commands(const std::string& key, const std::string& root,
                                                     const std::string& socket) {
   std::ifstream in(std::string(LEASEFS_SOURCE_DIR) + "/systemd/leasefs@.service");
@@ -164,9 +188,24 @@ std::vector<std::vector<std::string>> unit_commands(const std::string& key, cons
   return out;
 }
 
+// RestartSec=, in milliseconds (systemd's default, 100 ms, when unset).
+int restart_ms() {
+  std::ifstream in(std::string(LEASEFS_SOURCE_DIR) + "/systemd/leasefs@.service");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("RestartSec=", 0) != 0) continue;
+    const std::string v = line.substr(11);
+    const double n = std::stod(v);
+    if (v.find("ms") != std::string::npos) return static_cast<int>(n);
+    if (v.find("min") != std::string::npos) return static_cast<int>(n * 60000);
+    return static_cast<int>(n * 1000);
+  }
+  return 100;
+}
+
 TEST_F(RestartTest, SystemdRestartPathLandsNothing) {
   const auto start = unit_commands("ExecStart", root, sock);
   ASSERT_EQ(start.size(), 1u);
+  const auto stop = unit_commands("ExecStop", root, sock);
   const auto stop_post = unit_commands("ExecStopPost", root, sock);
   const auto start_pre = unit_commands("ExecStartPre", root, sock);
   auto exec_start = [&] {
@@ -192,7 +231,10 @@ TEST_F(RestartTest, SystemdRestartPathLandsNothing) {
   for (int i = 0; i < kKills; ++i) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
+    for (const auto& argv : stop) run_argv(argv);
     for (const auto& argv : stop_post) run_argv(argv);
+    // The window systemd leaves open: the agent keeps re-entering the root.
+    std::this_thread::sleep_for(std::chrono::milliseconds(restart_ms()));
     for (const auto& argv : start_pre) run_argv(argv);
     pid = exec_start();
     ASSERT_TRUE(wait_until([&] { return live(); })) << "round " << i;
