@@ -313,9 +313,10 @@ void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& 
   RefusalNote::record(std::move(ask));
 }
 
-bool Filesystem::park(fuse_req_t req, const NotedRefusal& noted, ParkedRequests::Attempt attempt) {
+bool Filesystem::park(fuse_req_t req, const NotedRefusal& noted, ParkedRequests::Attempt attempt,
+                      bool wait) {
   auto snapshot = gate_.snapshot();
-  return parked_.park(req, *snapshot, noted, caller(req), std::move(attempt));
+  return parked_.park(req, *snapshot, noted, caller(req), std::move(attempt), wait);
 }
 
 void Filesystem::report_allowed(gate::Op op, std::string path, const gate::Caller& caller,

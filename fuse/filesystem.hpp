@@ -174,7 +174,7 @@ class Filesystem final : public gate::PublishListener {
   void attach_asks(gate::AskChannel* channel) { parked_.attach(channel); }
   ParkedRequests& parked() noexcept { return parked_; }
   // Parks `req` after the refusal `noted` of `caller`; false when it must fail now.
-  bool park(fuse_req_t req, const NotedRefusal& noted, ParkedRequests::Attempt attempt);
+  bool park(fuse_req_t req, const NotedRefusal& noted, ParkedRequests::Attempt attempt, bool wait);
 
   int gate_handle(gate::Op op, FileHandle& handle, const gate::Caller& caller) {
     const Inode& inode = *handle.inode;
@@ -273,11 +273,16 @@ void log_stray_exception(const char* op, const char* what) noexcept;
 
 // One mutating operation, in ask mode's terms. `attempt(req)` replies and returns
 // 0, or returns -errno without replying. A gate refusal that ask mode may put to a
-// person parks the request with a copy of `attempt`, run again when approved (so
-// `attempt` must own copies of its arguments); anything else is replied here.
-// Exceptions are answered as guarded() answers them, on either run.
+// person is asked (parked_requests.hpp); with AskWait::kPark (only an open for
+// writing of an existing file, which holds no directory lock in the kernel) the
+// request waits with a copy of `attempt`, run again when approved (so `attempt`
+// must own copies of its arguments); otherwise the request is filed and the
+// refusal replied at once. Exceptions are answered as guarded() answers them, on
+// either run.
+enum class AskWait : bool { kFileOnly, kPark };
 template <class Attempt>
-void attempt_or_park(fuse_req_t req, const char* op, Attempt attempt) noexcept;
+void attempt_or_park(fuse_req_t req, const char* op, Attempt attempt,
+                     AskWait wait = AskWait::kFileOnly) noexcept;
 
 }  // namespace leasefs::fuse
 
@@ -306,18 +311,24 @@ void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept {
 }
 
 template <class Attempt>
-void attempt_or_park(fuse_req_t req, const char* op, Attempt attempt) noexcept {
+void attempt_or_park(fuse_req_t req, const char* op, Attempt attempt, AskWait wait) noexcept {
   guarded(req, op, [&] {
     RefusalNote note;
     const int res = attempt(req);
     if (res == 0) return;
     if (res == -EACCES && note.refusal()) {
-      auto again = [op, attempt](fuse_req_t r) {
-        guarded(r, op, [&] {
-          if (int err = attempt(r); err != 0) reply_status(r, err);
-        });
-      };
-      if (Filesystem::of(req).park(req, *note.refusal(), std::move(again))) return;
+      ParkedRequests::Attempt again;
+      if (wait == AskWait::kPark) {
+        again = [op, attempt](fuse_req_t r) {
+          guarded(r, op, [&] {
+            if (int err = attempt(r); err != 0) reply_status(r, err);
+          });
+        };
+      }
+      if (Filesystem::of(req).park(req, *note.refusal(), std::move(again),
+                                   wait == AskWait::kPark)) {
+        return;
+      }
     }
     reply_status(req, res);
   });

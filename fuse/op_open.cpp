@@ -47,16 +47,19 @@ int do_open(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi) {
 }  // namespace
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  attempt_or_park(req, "open", [ino, info = *fi](fuse_req_t req) {
-    Filesystem& fs = Filesystem::of(req);
-    fuse_file_info fi = info;
-    if (int res = do_open(req, fs, fs.inode(ino), &fi); res < 0) return res;
-    if (fuse_reply_open(req, &fi) != 0) {
-      // The opener went away (interrupted); no release will come for this handle.
-      fs.disown(fi.fh);
-    }
-    return 0;
-  });
+  attempt_or_park(
+      req, "open",
+      [ino, info = *fi](fuse_req_t req) {
+        Filesystem& fs = Filesystem::of(req);
+        fuse_file_info fi = info;
+        if (int res = do_open(req, fs, fs.inode(ino), &fi); res < 0) return res;
+        if (fuse_reply_open(req, &fi) != 0) {
+          // The opener went away (interrupted); no release will come for this handle.
+          fs.disown(fi.fh);
+        }
+        return 0;
+      },
+      AskWait::kPark);
 }
 
 }  // namespace leasefs::fuse

@@ -8,6 +8,22 @@
 
 namespace leasefs::fuse {
 
+namespace {
+
+// What an approval would grant: the same key, the same request.
+std::string ask_key(const NotedRefusal& refusal) {
+  std::string key;
+  for (const std::string& p : refusal.paths) key.append(p).push_back('\0');
+  key.push_back('\1');
+  for (const std::string& t : refusal.trees) key.append(t).push_back('\0');
+  return key;
+}
+
+// Rejections remembered per turn, at most: past it a rejected ask may come back.
+constexpr size_t kMaxRejected = 4096;
+
+}  // namespace
+
 ParkedRequests::~ParkedRequests() {
   stop();
 }
@@ -31,45 +47,96 @@ void ParkedRequests::attach(gate::AskChannel* channel) {
 void ParkedRequests::note_publication(const gate::GateSnapshot& snapshot) {
   if (snapshot.version < seen_version_) return;
   seen_version_ = snapshot.version;
+  const bool in_progress = snapshot.has_task && snapshot.status == gate::TaskStatus::kInProgress;
+  if (snapshot.turn != turn_ || !in_progress) {
+    // The service closes this turn's requests; what waits ends in run().
+    asks_.clear();
+    keys_.clear();
+    rejected_.clear();
+  }
   turn_ = snapshot.turn;
-  in_progress_ = snapshot.has_task && snapshot.status == gate::TaskStatus::kInProgress;
+  in_progress_ = in_progress;
+}
+
+bool ParkedRequests::open_ask(const std::string& key, bool filed, uint64_t* id) {
+  if (auto it = keys_.find(key); it != keys_.end()) {
+    *id = it->second;
+    asks_[*id].filed |= filed;
+    return false;
+  }
+  *id = ++next_id_;
+  keys_.emplace(key, *id);
+  asks_.emplace(*id, OpenAsk{key, 0, filed});
+  return true;
+}
+
+bool ParkedRequests::leave_ask(uint64_t ask) {
+  auto it = asks_.find(ask);
+  if (it == asks_.end()) return false;  // answered, or of an ended turn
+  if (--it->second.waiters > 0 || it->second.filed) return false;
+  keys_.erase(it->second.key);
+  asks_.erase(it);
+  return true;
+}
+
+void ParkedRequests::drop_ask(uint64_t ask) {
+  if (auto it = asks_.find(ask); it != asks_.end()) {
+    keys_.erase(it->second.key);
+    asks_.erase(it);
+  }
+  for (auto& [id, p] : parked_) {
+    if (p.ask == ask) p.answer = Answer::kRejected;
+  }
 }
 
 bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot,
-                          const NotedRefusal& refusal, const gate::Caller& caller,
-                          Attempt attempt) {
+                          const NotedRefusal& refusal, const gate::Caller& caller, Attempt attempt,
+                          bool wait) {
   if (snapshot.ask_ms <= 0) return false;
   std::vector<std::string> all = refusal.paths;
   all.insert(all.end(), refusal.trees.begin(), refusal.trees.end());
   if (!gate::may_ask(refusal.reason, all)) return false;
   if (!snapshot.has_task || snapshot.status != gate::TaskStatus::kInProgress) return false;
-  uint64_t id = 0;
+  const std::string key = ask_key(refusal);
+  uint64_t ask = 0;
+  uint64_t parked = 0;
+  bool raise = false;
   gate::AskChannel* channel = nullptr;
   {
     std::lock_guard lock(mu_);
     note_publication(snapshot);
-    if (!channel_ || stopping_ || snapshot.turn != turn_ || parked_.size() >= bound_) return false;
+    if (!channel_ || stopping_ || snapshot.turn != turn_ || rejected_.count(key)) return false;
+    if (!keys_.count(key) && asks_.size() >= bound_) return false;
+    if (wait && parked_.size() >= kMaxParked) return false;
     channel = channel_;
-    id = ++next_id_;
-    Parked p;
-    p.req = req;
-    p.attempt = std::move(attempt);
-    p.deadline = Clock::now() + std::chrono::milliseconds(snapshot.ask_ms);
-    p.turn = snapshot.turn;
-    parked_.emplace(id, std::move(p));
+    raise = open_ask(key, !wait, &ask);
+    if (wait) {
+      ++asks_[ask].waiters;
+      parked = ++next_id_;
+      Parked p;
+      p.req = req;
+      p.attempt = std::move(attempt);
+      p.ask = ask;
+      p.deadline = Clock::now() + std::chrono::milliseconds(snapshot.ask_ms);
+      p.turn = snapshot.turn;
+      parked_.emplace(parked, std::move(p));
+    }
   }
   // Unregistered, the entry is left alone by the thread, so `req` stays ours
   // while the callback is set (libfuse may call it right here).
-  fuse_req_interrupt_func(req, &ParkedRequests::interrupted, this);
-  gate::Ask ask{id, refusal.op, refusal.paths, refusal.trees, caller, snapshot.turn};
-  if (!channel->ask(std::move(ask))) {
+  if (wait) fuse_req_interrupt_func(req, &ParkedRequests::interrupted, this);
+  if (raise &&
+      !channel->ask({ask, refusal.op, refusal.paths, refusal.trees, caller, snapshot.turn})) {
     std::lock_guard lock(mu_);
-    parked_.erase(id);
+    parked_.erase(parked);
+    drop_ask(ask);
+    cv_.notify_all();
     return false;  // the callback stays set until the reply, and finds nothing
   }
+  if (!wait) return false;
   {
     std::lock_guard lock(mu_);
-    if (auto it = parked_.find(id); it != parked_.end()) it->second.registered = true;
+    if (auto it = parked_.find(parked); it != parked_.end()) it->second.registered = true;
   }
   cv_.notify_all();
   return true;
@@ -86,12 +153,17 @@ void ParkedRequests::interrupted(fuse_req_t req, void* self_ptr) noexcept {
   self->cv_.notify_all();
 }
 
-void ParkedRequests::on_answer(uint64_t id, bool approved) noexcept {
+void ParkedRequests::on_answer(uint64_t ask, bool approved) noexcept {
   {
     std::lock_guard lock(mu_);
-    auto it = parked_.find(id);
-    if (it == parked_.end()) return;  // already ended (timed out, interrupted)
-    it->second.answer = approved ? Answer::kApproved : Answer::kRejected;
+    auto it = asks_.find(ask);
+    if (it == asks_.end()) return;  // already ended (timed out, interrupted, the turn)
+    if (!approved && rejected_.size() < kMaxRejected) rejected_.insert(it->second.key);
+    keys_.erase(it->second.key);
+    asks_.erase(it);
+    for (auto& [id, p] : parked_) {
+      if (p.ask == ask) p.answer = approved ? Answer::kApproved : Answer::kRejected;
+    }
   }
   cv_.notify_all();
 }
@@ -143,7 +215,7 @@ ParkedRequests::Outcome ParkedRequests::outcome(const Parked& p, Clock::time_poi
   return Outcome::kWaiting;
 }
 
-void ParkedRequests::finish(uint64_t id, Parked p, Outcome outcome, gate::AskEnd end) noexcept {
+void ParkedRequests::finish(Parked p, Outcome outcome, gate::AskEnd end, bool ask_ended) noexcept {
   switch (outcome) {
     case Outcome::kRunAgain:
       p.attempt(p.req);
@@ -153,7 +225,7 @@ void ParkedRequests::finish(uint64_t id, Parked p, Outcome outcome, gate::AskEnd
       return;
     case Outcome::kEnded:
       reply_status(p.req, end == gate::AskEnd::kInterrupted ? -EINTR : -EACCES);
-      channel_->ended(id, end);
+      if (ask_ended) channel_->ended(p.ask, end);
       return;
     case Outcome::kWaiting:
       return;
@@ -162,10 +234,10 @@ void ParkedRequests::finish(uint64_t id, Parked p, Outcome outcome, gate::AskEnd
 
 void ParkedRequests::run() noexcept {
   struct Done {
-    uint64_t id;
     Parked parked;
     Outcome outcome;
     gate::AskEnd end;
+    bool ask_ended;
   };
   std::unique_lock lock(mu_);
   for (;;) {
@@ -176,7 +248,8 @@ void ParkedRequests::run() noexcept {
       gate::AskEnd end = gate::AskEnd::kTimedOut;
       const Outcome o = outcome(it->second, now, &end);
       if (o != Outcome::kWaiting) {
-        done.push_back({it->first, std::move(it->second), o, end});
+        const bool ask_ended = o == Outcome::kEnded && leave_ask(it->second.ask);
+        done.push_back({std::move(it->second), o, end, ask_ended});
         it = parked_.erase(it);
         continue;
       }
@@ -185,7 +258,7 @@ void ParkedRequests::run() noexcept {
     }
     if (!done.empty()) {
       lock.unlock();
-      for (auto& d : done) finish(d.id, std::move(d.parked), d.outcome, d.end);
+      for (auto& d : done) finish(std::move(d.parked), d.outcome, d.end, d.ask_ended);
       lock.lock();
       continue;
     }

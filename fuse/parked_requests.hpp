@@ -1,8 +1,17 @@
-// Ask mode's waiting room: FUSE requests the gate refused, parked without a reply
-// until a person answers (gate/ask.hpp). No worker thread waits: the operation's
-// handler returns, and one thread of this class later runs the operation again
-// (approved) or replies EACCES (rejected, timed out, end of turn, daemon stopping)
-// or EINTR (the caller was signalled: the kernel sent FUSE_INTERRUPT).
+// Ask mode's waiting room: FUSE requests the gate refused, put to a person
+// (gate/ask.hpp). Only an open for writing of an existing file waits (parks): the
+// kernel holds no directory lock for it. Every other refused operation (create,
+// mkdir, unlink, rename, link, setattr, the xattr calls, ...) runs with a
+// directory's or the file's lock held in the kernel, so it is answered EACCES at
+// once and its request is filed: once a person approves it, the tool's retry goes
+// through. No worker thread waits: a parked handler returns, and one thread of
+// this class later runs the operation again (approved) or replies EACCES
+// (rejected, timed out, end of turn, daemon stopping) or EINTR (the caller was
+// signalled: the kernel sent FUSE_INTERRUPT).
+//
+// One ask per distinct grant: asks for the same paths this turn share one request,
+// so a burst of the same operation costs the approver one decision; a rejected one
+// is not asked again this turn.
 //
 // Replies come only from that thread. libfuse may call the interrupt callback
 // with the request's lock held, or from inside fuse_req_interrupt_func itself,
@@ -17,8 +26,10 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "fuse/refusal_note.hpp"
 #include "gate/ask.hpp"
@@ -29,7 +40,10 @@ class ParkedRequests final : public gate::AskWaiter {
  public:
   // Runs the operation again and replies, whatever happens.
   using Attempt = std::function<void(fuse_req_t)>;
+  // Unanswered asks at once (distinct requests in front of the approver).
   static constexpr size_t kDefaultBound = 16;
+  // Requests parked at once, over all asks: memory only, no thread each.
+  static constexpr size_t kMaxParked = 4096;
 
   explicit ParkedRequests(size_t bound = kDefaultBound) : bound_(bound) {}
   ~ParkedRequests() override;
@@ -40,11 +54,14 @@ class ParkedRequests final : public gate::AskWaiter {
   // says). Starts the replying thread.
   void attach(gate::AskChannel* channel);
 
-  // Parks `req` when `snapshot` has ask mode on, the refusal may be asked of a
-  // person (gate::may_ask) and fewer than the bound are parked. True: a reply will
-  // come from this class. False: nothing happened, the caller fails the request.
+  // Puts a refusal to a person when `snapshot` has ask mode on, the refusal may
+  // be asked (gate::may_ask), it is not one a person already rejected this turn,
+  // and fewer than the bound are unanswered. With `wait` (an open for writing of
+  // an existing file), parks `req`: true, and a reply will come from this class.
+  // Without, files the request only and returns false. False: the caller fails
+  // the request at once.
   bool park(fuse_req_t req, const gate::GateSnapshot& snapshot, const NotedRefusal& refusal,
-            const gate::Caller& caller, Attempt attempt);
+            const gate::Caller& caller, Attempt attempt, bool wait);
 
   void on_answer(uint64_t id, bool approved) noexcept override;
   // A publication: asks of an earlier turn, or of a task no longer in progress, end.
@@ -61,20 +78,35 @@ class ParkedRequests final : public gate::AskWaiter {
   struct Parked {
     fuse_req_t req = nullptr;
     Attempt attempt;
+    uint64_t ask = 0;  // the ask it waits on
     Clock::time_point deadline;
     uint64_t turn = 0;
     bool registered = false;  // its interrupt callback is set: the thread may reply
     bool interrupted = false;
     Answer answer = Answer::kNone;
   };
+  // An unanswered ask of this turn: its request stays open while someone waits
+  // on it, or while a refused operation's retry may want it (filed).
+  struct OpenAsk {
+    std::string key;
+    size_t waiters = 0;
+    bool filed = false;
+  };
+  // A refused operation that files its ask sets `filed`; true when it is new.
+  bool open_ask(const std::string& key, bool filed, uint64_t* id);  // caller holds mu_
+  // A waiter of `ask` is gone; true when the ask ends with it.
+  bool leave_ask(uint64_t ask);  // caller holds mu_
+  // An ask that could not be put to a person: everyone on it is answered no.
+  void drop_ask(uint64_t ask);  // caller holds mu_
 
   static void interrupted(fuse_req_t req, void* self) noexcept;
   void run() noexcept;
   // What ends a parked request, if anything yet (caller holds mu_).
   enum class Outcome { kWaiting, kRunAgain, kRejected, kEnded };
   Outcome outcome(const Parked& parked, Clock::time_point now, gate::AskEnd* end) const;
-  // Replies to one request taken off the table (outside the lock).
-  void finish(uint64_t id, Parked parked, Outcome outcome, gate::AskEnd end) noexcept;
+  // Replies to one request taken off the table (outside the lock); `ask_ended`:
+  // it was the last on its ask, whose request now closes.
+  void finish(Parked parked, Outcome outcome, gate::AskEnd end, bool ask_ended) noexcept;
   void note_publication(const gate::GateSnapshot& snapshot);  // caller holds mu_
 
   const size_t bound_;
@@ -82,6 +114,9 @@ class ParkedRequests final : public gate::AskWaiter {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<uint64_t, Parked> parked_;
+  std::unordered_map<uint64_t, OpenAsk> asks_;      // this turn's unanswered asks, by id
+  std::unordered_map<std::string, uint64_t> keys_;  // the same, by the grant they would be
+  std::unordered_set<std::string> rejected_;        // this turn's, never asked again
   uint64_t next_id_ = 0;
   uint64_t seen_version_ = 0;  // the newest publication seen, and what it said
   uint64_t turn_ = 0;
