@@ -412,8 +412,17 @@ int run_mount(const MountCommand& cmd) {
   }
 
   if (agent) {
-    if (auto why = check_agent_can_write(*root, *agent))
+    if (auto why = check_agent_can_reach(*root, *agent))
       return fail("--agent " + cmd.agent + ": " + *why);
+    // Read beneath a dead mount when restarting after a crash.
+    base::UniqueFd tree = root_dead ? fuse::open_beneath_mounts(*root, &error)
+                                    : base::UniqueFd(::open(root->c_str(), O_PATH | O_CLOEXEC));
+    if (tree) {
+      const std::string at = "/proc/self/fd/" + std::to_string(tree.get());
+      if (auto warning = entries_agent_cannot_write(at, *root, *agent)) {
+        std::fprintf(stderr, "warning: --agent %s: %s\n", cmd.agent.c_str(), warning->c_str());
+      }
+    }
   }
 
   // Over the root: no process may already be inside the tree (busy_root.hpp).
