@@ -4,13 +4,32 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/heap_tuning.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/demo.hpp"
+#include "gate/ask.hpp"
 #include "protocol/arg_text.hpp"
+
+namespace {
+
+// --ask's WAIT: a duration with its unit, or (as it always was) a number of seconds.
+std::optional<int64_t> ask_wait_ms(const std::string& text) {
+  std::optional<int64_t> ms;
+  if (!text.empty() && text.size() <= 4 &&
+      text.find_first_not_of("0123456789") == std::string::npos) {
+    ms = std::stoll(text) * 1000;
+  } else {
+    ms = leasefs::protocol::parse_duration_ms(text);
+  }
+  if (!ms || *ms < 1000 || *ms > leasefs::gate::kMaxAskMs) return std::nullopt;
+  return ms;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   leasefs::base::keep_freed_heap();  // as the benches do, so they measure what ships
@@ -41,6 +60,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"leasefs: a write-gating filesystem for coding agents"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("leasefs ") + LEASEFS_VERSION);
   app.add_subcommand("demo", "the whole story, end to end, in a temporary directory");
 
   MountCommand m;
@@ -83,13 +103,22 @@ int main(int argc, char** argv) {
   mount->add_option("--journal-keep-mb", m.journal_keep_mb,
                     "older turns are dropped while the journal is larger (default 16384)");
 
+  std::string ask_wait;
   mount
-      ->add_option("--ask", m.ask_seconds,
-                   "ask mode: a refused write waits up to SECONDS (default 60) for a person "
-                   "to approve it instead of failing at once")
+      ->add_option("--ask", ask_wait,
+                   "ask mode: a refused write waits up to WAIT (default 60s; 90s, 5m, at most "
+                   "1h; a bare number is seconds) for a person to approve it instead of failing "
+                   "at once")
       ->expected(0, 1)
-      ->default_str("60")
-      ->check(CLI::Range(int64_t{1}, int64_t{3600}));
+      ->default_str("60s")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return ask_wait_ms(text) ? std::string()
+                                     : "'" + text +
+                                           "' is not a wait of 1s to 1h (e.g. 90s, 5m, or a "
+                                           "number of seconds)";
+          },
+          "WAIT"));
 
   std::string unmount_path;
   auto* unmount = app.add_subcommand("unmount", "stop the daemon serving PATH and unmount it");
@@ -101,7 +130,10 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
-  if (*mount) return run_mount(m);
+  if (*mount) {
+    if (!ask_wait.empty()) m.ask_ms = *ask_wait_ms(ask_wait);
+    return run_mount(m);
+  }
   if (*unmount) return run_unmount(unmount_path);
   return 2;
 }
