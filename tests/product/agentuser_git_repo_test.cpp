@@ -62,11 +62,12 @@ TEST_F(AgentGitRepoTest, GitRepositoryMountsBeforeAndAfterTheAgentsCommitAndWarn
     ASSERT_TRUE(c.call("start", {{"description", "commit"}}).value("ok", false));
     ASSERT_TRUE(c.call("grant", {{"reason", "commit"}}).value("ok", false));
   }
-  RunResult commit = as_user(uid, gid,
-                             "export HOME=/nonexistent; printf 'timeout = 30\\n' > src/pay.cfg && git add -A && "
-                             "git -c user.name=a -c user.email=a@x commit -qm second && "
-                             "git log --oneline | wc -l",
-                             root);
+  RunResult commit =
+      as_user(uid, gid,
+              "export HOME=/nonexistent; printf 'timeout = 30\\n' > src/pay.cfg && git add -A && "
+              "git -c user.name=a -c user.email=a@x commit -qm second && "
+              "git log --oneline | wc -l",
+              root);
   ASSERT_EQ(commit.exit_code, 0) << commit.output;
   EXPECT_NE(commit.output.find("2"), std::string::npos) << commit.output;
   r = leasefs({"unmount", root}, root, root);
