@@ -36,6 +36,10 @@ int main(int argc, char** argv) {
   using namespace leasefs::daemon;
   if (argc >= 2 && std::strcmp(argv[1], "demo") == 0) {
     for (int i = 2; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--version") == 0) {
+        std::printf("leasefs %s\n", LEASEFS_VERSION);
+        return 0;
+      }
       if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
         std::printf(
             "leasefs demo: the whole story, end to end, in a temporary directory: a real mount,\n"

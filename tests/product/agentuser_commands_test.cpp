@@ -75,6 +75,7 @@ TEST_F(CommandsTest, HelpAndVersionAdvanceNoTurnAndRevokeNoLease) {
 TEST_F(CommandsTest, OneVersionFromCMakeEverywhere) {
   mount();
   EXPECT_EQ(sh(q(LEASEFS_BIN) + " --version").output, "leasefs " LEASEFS_VERSION "\n");
+  EXPECT_EQ(sh(q(LEASEFS_BIN) + " demo --version").output, "leasefs " LEASEFS_VERSION "\n");
   EXPECT_EQ(sh("leasectl --version").output, "leasectl (leasefs) " LEASEFS_VERSION "\n");
   EXPECT_EQ(sh(q(AGENT_TURN_PATH) + " --version").output,
             "leasefs-agent-turn (leasefs) " LEASEFS_VERSION "\n");
