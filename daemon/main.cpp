@@ -73,12 +73,13 @@ int main(int argc, char** argv) {
   mount->add_option("MOUNTPOINT", m.mountpoint, "where to mount (default: over ROOT)");
   mount->add_option("--socket", m.socket, "control socket path");
   mount->add_option("--socket-group", m.socket_group, "group allowed to use the socket");
-  mount->add_flag("--foreground,-f", m.foreground, "stay attached; tell systemd when ready");
+  mount->add_flag("--foreground,-f", m.foreground,
+                  "stay attached, logging to stderr; tell systemd when ready");
   mount->add_option("--approver-uid", m.approver_uids, "uid allowed to grant (repeatable)");
   mount->add_option("--approver-gid", m.approver_gids, "gid allowed to grant (repeatable)");
   mount->add_option("--agent", m.agent,
                     "the agent runs as USER: give it the socket and status.md, never the rest "
-                    "of .longrun; check it can write the tree under a lease");
+                    "of .longrun; warn about files it could not write even under a lease");
   mount->add_option("--log-level", m.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   mount->add_flag("--debug-fuse", m.debug_fuse, "log every FUSE request (very verbose)");
