@@ -33,8 +33,8 @@ struct MountCommand {
   // --no-default-protect.
   std::vector<std::string> protect;
   bool no_default_protect = false;
-  // --ask[=SECONDS]: a refused mutation waits this long for a person; 0 off.
-  int64_t ask_seconds = 0;
+  // --ask[=WAIT]: a refused mutation waits this long for a person; 0 off.
+  int64_t ask_ms = 0;
 };
 
 int run_mount(const MountCommand& cmd);

@@ -109,7 +109,7 @@ std::optional<AgentUser> resolve_agent(const std::string& user, std::string* err
   return a;
 }
 
-std::optional<std::string> check_agent_can_write(const std::string& root, const AgentUser& a) {
+std::optional<std::string> check_agent_can_reach(const std::string& root, const AgentUser& a) {
   // Every directory above the root must let USER through.
   for (stdfs::path p = stdfs::path(root).parent_path();; p = p.parent_path()) {
     struct stat st {};
@@ -120,38 +120,62 @@ std::optional<std::string> check_agent_can_write(const std::string& root, const 
     }
     if (p == p.parent_path()) break;
   }
+  return std::nullopt;
+}
 
+std::optional<std::string> entries_agent_cannot_write(const std::string& tree,
+                                                      const std::string& root, const AgentUser& a) {
+  constexpr size_t kNamed = 5;  // a few, not a listing of the tree
   size_t checked = 0, refused = 0;
-  std::vector<std::string> examples;
-  auto check = [&](const std::string& path) {
+  std::vector<std::string> examples, named;
+  auto check = [&](const std::string& path, bool top) {
     struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return;
+    // The top is followed: it may be /proc/self/fd/N.
+    if ((top ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st)) != 0 ||
+        S_ISLNK(st.st_mode)) {
+      return;
+    }
     ++checked;
-    // A directory needs write and search; anything else needs write.
-    if (allowed(st, a, S_ISDIR(st.st_mode) ? 3 : 2)) return;
-    if (++refused <= 5) examples.push_back(describe(path, st));
+    // USER's own entries never count: their owner may chmod them (git's objects
+    // are 0444). Others need write, and a directory search too.
+    if (st.st_uid == a.uid || allowed(st, a, S_ISDIR(st.st_mode) ? 3 : 2)) return;
+    if (++refused > kNamed) return;
+    named.push_back(root + path.substr(tree.size()));
+    examples.push_back(describe(named.back(), st));
   };
-  check(root);
+  check(tree, true);
   std::error_code ec;
-  stdfs::recursive_directory_iterator it(root, stdfs::directory_options::none, ec), end;
+  stdfs::recursive_directory_iterator it(tree, stdfs::directory_options::skip_permission_denied,
+                                         ec),
+      end;
   for (; !ec && it != end; it.increment(ec)) {
-    // .longrun is the daemon's; other file systems mounted inside are not the tree.
+    // .longrun is the daemon's.
     if (it.depth() == 0 && it->path().filename() == ".longrun") {
       it.disable_recursion_pending();
       continue;
     }
-    check(it->path().string());
+    check(it->path().string(), false);
   }
-  if (ec) return "cannot read the tree under " + root + " to check it: " + ec.message();
+  if (ec)
+    return "not checked what " + a.name + " may write: cannot read " + root + " (" + ec.message() +
+           ")";
   if (refused == 0) return std::nullopt;
 
   std::string out = a.name + " (uid " + std::to_string(a.uid) + ") cannot write " +
                     std::to_string(refused) + " of " + std::to_string(checked) + " entries in " +
-                    root + ", so even a lease would not let it change them, e.g.:\n";
+                    root + ", and a lease does not change that" +
+                    (refused > named.size() ? ", e.g.:\n" : ":\n");
   for (const auto& e : examples) out += "  " + e + "\n";
-  out += "Give the tree to " + a.name +
-         " (leasefs keeps .longrun for itself), then mount again:\n" + "  chown -R " +
-         shell_quote(a.name) + ": " + shell_quote(root);
+  // A few inside the tree: each by name, since one may be a secret kept from the
+  // agent on purpose. Many, or the root itself: the whole tree.
+  std::string fix = "chown " + shell_quote(a.name) + ":";
+  if (refused <= named.size() && named.front() != root) {
+    for (const auto& n : named) fix += " " + shell_quote(n);
+  } else {
+    fix = "chown -R " + shell_quote(a.name) + ": " + shell_quote(root);
+  }
+  out += "leasefs mounts anyway and leaves them as they are. If " + a.name +
+         " should change them, give them to it (leasefs keeps .longrun for itself):\n  " + fix;
   return out;
 }
 

@@ -3,8 +3,8 @@
 //   - the control socket: given to USER's group (mode 0660; root is the approver);
 //   - .longrun/: USER's group may traverse it and read status.md and socket (the
 //     pointer leasectl follows); memory, ledger, audit and state stay the daemon's;
-//   - the tree: USER must be able to write it under a lease, so it is checked here,
-//     before anything is mounted.
+//   - the tree: what USER could not write even under a lease is named in a warning
+//     before anything is mounted (a person's choice, never a refusal).
 #pragma once
 
 #include <sys/types.h>
@@ -25,8 +25,18 @@ struct AgentUser {
 // USER as a name or a numeric uid; nullopt and `error` when there is no such user.
 std::optional<AgentUser> resolve_agent(const std::string& user, std::string* error);
 
-// nullopt when `agent` can reach `root` and write every file and directory in it
-// (.longrun aside); otherwise the refusal, with the command that fixes it.
-std::optional<std::string> check_agent_can_write(const std::string& root, const AgentUser& agent);
+// nullopt when every directory above `root` lets `agent` through; otherwise the
+// refusal, with the command that fixes it.
+std::optional<std::string> check_agent_can_reach(const std::string& root, const AgentUser& agent);
+
+// A warning when `agent` could not write some file or directory of the tree even
+// under a lease: neither its owner nor let in by the mode (its own entries never
+// count, whatever their mode: it may chmod them). `tree` is where the tree is read
+// (beneath a dead mount, /proc/self/fd/N), `root` how it is named. Never a reason
+// to refuse: a root-owned secret is the person's choice, and a restart must not
+// fail on what the agent did to its own files.
+std::optional<std::string> entries_agent_cannot_write(const std::string& tree,
+                                                      const std::string& root,
+                                                      const AgentUser& agent);
 
 }  // namespace leasefs::daemon

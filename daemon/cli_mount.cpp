@@ -11,6 +11,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <spdlog/sinks/rotating_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -34,6 +35,7 @@
 #include "daemon/busy_root.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/cli_agent.hpp"
+#include "daemon/git_exclude.hpp"
 #include "daemon/mount_table.hpp"
 #include "daemon/runtime.hpp"
 #include "fuse/fd_budget.hpp"
@@ -246,7 +248,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   ro.socket_path = cmd.socket;
   ro.approver_uids = cmd.approver_uids;
   ro.approver_gids = cmd.approver_gids;
-  ro.ask_ms = cmd.ask_seconds * 1000;
+  ro.ask_ms = cmd.ask_ms;
   ro.journal.enabled = cmd.journal != "off";
   ro.journal.max_file_bytes = cmd.journal_max_file_mb << 20;
   ro.journal.max_turn_bytes = cmd.journal_max_turn_mb << 20;
@@ -293,6 +295,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
         spdlog::warn("no log file: {}", e.what());
       }
     }
+    if (auto done = exclude_longrun_from_git(root_fd.get())) spdlog::info("{}", *done);
     fuse::FsOptions fso;
     // Over the root with nobody left inside, names change only through the mount
     // and undo: a write may be judged by a cached path (fuse/path_cache.hpp).
@@ -370,6 +373,8 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
 }  // namespace
 
 int run_mount(const MountCommand& cmd) {
+  // Logs go to stderr (the journal under systemd); stdout carries only the outcome.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("stderr"));
   spdlog::set_level(spdlog::level::from_str(cmd.log_level));
   std::string error;
   auto fail = [&](const std::string& msg) {
@@ -412,8 +417,17 @@ int run_mount(const MountCommand& cmd) {
   }
 
   if (agent) {
-    if (auto why = check_agent_can_write(*root, *agent))
+    if (auto why = check_agent_can_reach(*root, *agent))
       return fail("--agent " + cmd.agent + ": " + *why);
+    // Read beneath a dead mount when restarting after a crash.
+    base::UniqueFd tree = root_dead ? fuse::open_beneath_mounts(*root, &error)
+                                    : base::UniqueFd(::open(root->c_str(), O_PATH | O_CLOEXEC));
+    if (tree) {
+      const std::string at = "/proc/self/fd/" + std::to_string(tree.get());
+      if (auto warning = entries_agent_cannot_write(at, *root, *agent)) {
+        std::fprintf(stderr, "warning: --agent %s: %s\n", cmd.agent.c_str(), warning->c_str());
+      }
+    }
   }
 
   // Over the root: no process may already be inside the tree (busy_root.hpp).

@@ -45,6 +45,11 @@ std::optional<std::string> git_dir(const std::string& root) {
   return dir;
 }
 
+std::string could_not(const std::string& why) {
+  return "Could not add " + std::string(kPattern) + " to the repository's .git/info/exclude (" +
+         why + "): add it yourself, or a leased `git add -A` stages leasefs's state.";
+}
+
 }  // namespace
 
 std::optional<std::string> exclude_longrun_from_git(int root_fd) {
@@ -68,9 +73,7 @@ std::optional<std::string> exclude_longrun_from_git(int root_fd) {
   // Appended, never rewritten: what people put there stays as it was.
   const int fd =
       ::open(exclude.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0)
-    return "cannot add " + std::string(kPattern) +
-           " to git's info/exclude: " + std::strerror(errno);
+  if (fd < 0) return could_not(std::strerror(errno));
   struct stat st {};
   std::string text =
       "# leasefs: state, memory, ledger and audit of this root\n" + std::string(kPattern) + "\n";
@@ -83,8 +86,9 @@ std::optional<std::string> exclude_longrun_from_git(int root_fd) {
   }
   const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ::close(fd);
-  if (!ok) return "cannot write git's info/exclude: " + std::string(std::strerror(errno));
-  return "added " + std::string(kPattern) + " to git's info/exclude";
+  if (!ok) return could_not(std::strerror(errno));
+  return "Added " + std::string(kPattern) +
+         " to the repository's .git/info/exclude, so git leaves leasefs's state out of commits.";
 }
 
 }  // namespace leasefs::daemon

@@ -8,9 +8,9 @@
 
 namespace leasefs::daemon {
 
-// `root_fd` reaches the tree underneath any mount. Returns what was done for the
-// log ("added to ...", nullopt when there is nothing to do); throws nothing: a
-// failure is returned as text too, and the daemon carries on.
+// `root_fd` reaches the tree underneath any mount. Returns what was done, as a
+// sentence for the daemon's log (nullopt when there is nothing to do); throws
+// nothing: a failure is returned as a sentence too, and the daemon carries on.
 std::optional<std::string> exclude_longrun_from_git(int root_fd);
 
 }  // namespace leasefs::daemon

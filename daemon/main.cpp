@@ -4,19 +4,42 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/heap_tuning.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/demo.hpp"
+#include "gate/ask.hpp"
 #include "protocol/arg_text.hpp"
+
+namespace {
+
+// --ask's WAIT: a duration with its unit, or (as it always was) a number of seconds.
+std::optional<int64_t> ask_wait_ms(const std::string& text) {
+  std::optional<int64_t> ms;
+  if (!text.empty() && text.size() <= 4 &&
+      text.find_first_not_of("0123456789") == std::string::npos) {
+    ms = std::stoll(text) * 1000;
+  } else {
+    ms = leasefs::protocol::parse_duration_ms(text);
+  }
+  if (!ms || *ms < 1000 || *ms > leasefs::gate::kMaxAskMs) return std::nullopt;
+  return ms;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   leasefs::base::keep_freed_heap();  // as the benches do, so they measure what ships
   using namespace leasefs::daemon;
   if (argc >= 2 && std::strcmp(argv[1], "demo") == 0) {
     for (int i = 2; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--version") == 0) {
+        std::printf("leasefs %s\n", LEASEFS_VERSION);
+        return 0;
+      }
       if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
         std::printf(
             "leasefs demo: the whole story, end to end, in a temporary directory: a real mount,\n"
@@ -41,6 +64,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"leasefs: a write-gating filesystem for coding agents"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("leasefs ") + LEASEFS_VERSION);
   app.add_subcommand("demo", "the whole story, end to end, in a temporary directory");
 
   MountCommand m;
@@ -49,12 +73,13 @@ int main(int argc, char** argv) {
   mount->add_option("MOUNTPOINT", m.mountpoint, "where to mount (default: over ROOT)");
   mount->add_option("--socket", m.socket, "control socket path");
   mount->add_option("--socket-group", m.socket_group, "group allowed to use the socket");
-  mount->add_flag("--foreground,-f", m.foreground, "stay attached; tell systemd when ready");
+  mount->add_flag("--foreground,-f", m.foreground,
+                  "stay attached, logging to stderr; tell systemd when ready");
   mount->add_option("--approver-uid", m.approver_uids, "uid allowed to grant (repeatable)");
   mount->add_option("--approver-gid", m.approver_gids, "gid allowed to grant (repeatable)");
   mount->add_option("--agent", m.agent,
                     "the agent runs as USER: give it the socket and status.md, never the rest "
-                    "of .longrun; check it can write the tree under a lease");
+                    "of .longrun; warn about files it could not write even under a lease");
   mount->add_option("--log-level", m.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   mount->add_flag("--debug-fuse", m.debug_fuse, "log every FUSE request (very verbose)");
@@ -83,13 +108,22 @@ int main(int argc, char** argv) {
   mount->add_option("--journal-keep-mb", m.journal_keep_mb,
                     "older turns are dropped while the journal is larger (default 16384)");
 
+  std::string ask_wait;
   mount
-      ->add_option("--ask", m.ask_seconds,
-                   "ask mode: a refused write waits up to SECONDS (default 60) for a person "
-                   "to approve it instead of failing at once")
+      ->add_option("--ask", ask_wait,
+                   "ask mode: a refused write waits up to WAIT (default 60s; 90s, 5m, at most "
+                   "1h; a bare number is seconds) for a person to approve it instead of failing "
+                   "at once")
       ->expected(0, 1)
-      ->default_str("60")
-      ->check(CLI::Range(int64_t{1}, int64_t{3600}));
+      ->default_str("60s")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return ask_wait_ms(text) ? std::string()
+                                     : "'" + text +
+                                           "' is not a wait of 1s to 1h (e.g. 90s, 5m, or a "
+                                           "number of seconds)";
+          },
+          "WAIT"));
 
   std::string unmount_path;
   auto* unmount = app.add_subcommand("unmount", "stop the daemon serving PATH and unmount it");
@@ -104,7 +138,10 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
-  if (*mount) return run_mount(m);
+  if (*mount) {
+    if (!ask_wait.empty()) m.ask_ms = *ask_wait_ms(ask_wait);
+    return run_mount(m);
+  }
   if (*unmount) return run_unmount(unmount_path, unmount_force);
   return 2;
 }

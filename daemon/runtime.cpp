@@ -26,7 +26,6 @@
 #include "control/event_pump.hpp"
 #include "control/server.hpp"
 #include "control/socket_acl.hpp"
-#include "daemon/git_exclude.hpp"
 #include "daemon/store_memo.hpp"
 #include "memory/audit_log.hpp"
 #include "memory/idempotency_store.hpp"
@@ -88,7 +87,6 @@ struct Runtime::Impl {
         memo(idempotency) {
     try {
       dir.share_with(options.agent_gid);
-      if (auto done = exclude_longrun_from_git(root_fd)) spdlog::info("{}", *done);
       gate.set_protected_globs(options.protected_globs);  // before the first publication
       service = std::make_unique<service::Service>(store, memory, &ledger, gate, bus);
       desk = std::make_unique<control::AskDesk>(*service);

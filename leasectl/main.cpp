@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/inert_text.hpp"
@@ -82,6 +83,9 @@ struct Options {
 struct Call {
   std::string cmd;
   json args = json::object();
+  // `requests` and `grants`: status, narrowed to this member of its result.
+  std::string view;
+  std::string member;
 };
 
 // Where to connect. A socket named with --socket or LEASEFS_SOCKET is the
@@ -262,16 +266,32 @@ int run_command(const Options& o, const Call& call, bool quiet) {
         return untrusted_daemon(*why);
       }
     }
-    if (call.cmd == "watch") return run_watch(client, o, style, err_style);
+    if (call.cmd == "watch") {
+      try {
+        return run_watch(client, o, style, err_style);
+      } catch (const NoDaemon& e) {
+        // It answered, then left: a stop, a restart or a crash, not a missing mount.
+        std::fprintf(stderr,
+                     "leasectl: the daemon went away (%s); the watch has ended. Run `leasectl "
+                     "watch` again once leasefs serves the tree again.\n",
+                     e.what());
+        return kExitNoDaemon;
+      }
+    }
     std::optional<std::string> key;
     if (!o.idempotency_key.empty()) key = o.idempotency_key;
     json reply = client.call(call.cmd, call.args, key);
-    if (o.json && !quiet)
-      std::printf("%s\n", reply.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
-    if (!reply.value("ok", false)) return print_error(reply, err_style);
+    const bool ok = reply.value("ok", false);
+    if (o.json && !quiet) {
+      // A narrowed view prints its list alone: `leasectl --json grants | jq '.[]'`.
+      const json shown =
+          ok && !call.member.empty() ? reply["result"].value(call.member, json::array()) : reply;
+      std::printf("%s\n", shown.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
+    }
+    if (!ok) return print_error(reply, err_style);
     if (!o.json && !quiet) {
-      leasefs::leasectl::print_result(stdout, call.cmd, reply.value("result", json::object()),
-                                      style);
+      leasefs::leasectl::print_result(stdout, call.view.empty() ? call.cmd : call.view,
+                                      reply.value("result", json::object()), style);
     }
     return kExitOk;
   } catch (const NoDaemon& e) {
@@ -286,6 +306,7 @@ int main(int argc, char** argv) {
   CLI::App app{"leasectl: control a leasefs daemon (tasks, turns, write leases, checkpoints)"};
   app.fallthrough();
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("leasectl (leasefs) ") + LEASEFS_VERSION);
   app.add_option("--socket", o.socket, "control socket of the daemon");
   app.add_flag("--json", o.json, "print the daemon's reply as one JSON object");
   app.add_option("--idempotency-key", o.idempotency_key,
@@ -502,6 +523,15 @@ int main(int argc, char** argv) {
       ->callback([&] { hooks_host = "claude-code"; });
   hooks_cmd->add_subcommand("codex", "Codex CLI: turn on each prompt, end-turn on stop")
       ->callback([&] { hooks_host = "codex"; });
+
+  for (const auto& [name, member, help] :
+       {std::tuple{"requests", "pending_requests",
+                   "the requests waiting for an answer, with who asked (--json: the list)"},
+        std::tuple{"grants", "grants", "the grants in force this turn (--json: the list)"}}) {
+    app.add_subcommand(name, help)->callback([&call, name, member] {
+      call = {"status", json::object(), name, member};
+    });
+  }
 
   bool mcp = false;
   app.add_subcommand("mcp", "serve the agent-side tools over MCP on stdin/stdout")->callback([&] {

@@ -316,14 +316,15 @@ std::optional<json> handle_mcp_message(const std::string& line, const DaemonCall
 
   if (method == "initialize") {
     return rpc_result(
-        id, {{"protocolVersion", kMcpProtocolVersion},
-             {"capabilities", {{"tools", {{"listChanged", false}}}}},
-             {"serverInfo",
-              {{"name", "leasectl"}, {"title", "leasefs (agent side)"}, {"version", "0.1.0"}}},
-             {"instructions",
-              "This project is mounted through leasefs: every change to the tree is refused "
-              "(EACCES) unless a person granted a lease for this turn. When a write is refused, "
-              "call why_refused, then request_lease, and wait. Save progress with checkpoint."}});
+        id,
+        {{"protocolVersion", kMcpProtocolVersion},
+         {"capabilities", {{"tools", {{"listChanged", false}}}}},
+         {"serverInfo",
+          {{"name", "leasectl"}, {"title", "leasefs (agent side)"}, {"version", LEASEFS_VERSION}}},
+         {"instructions",
+          "This project is mounted through leasefs: every change to the tree is refused "
+          "(EACCES) unless a person granted a lease for this turn. When a write is refused, "
+          "call why_refused, then request_lease, and wait. Save progress with checkpoint."}});
   }
   if (method == "ping") return rpc_result(id, json::object());
   if (method == "tools/list") return rpc_result(id, list_tools());

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <string>
 
+#include "base/duration_text.hpp"
 #include "base/inert_text.hpp"
 
 namespace leasefs::leasectl {
@@ -33,16 +34,21 @@ std::string list(const json& j) {
   return out;
 }
 
+// What a grant covers, or will: no path named is the whole tree, at every depth.
+std::string scope(const json& paths) {
+  std::string named = list(paths);
+  return named.empty() ? "**" : named;
+}
+
 std::string grant_line(const json& g) {
   std::string line = str(g, "id") + "  turn " + str(g, "turn");
-  std::string paths = list(g.value("paths", json::array()));
-  line += "  paths " + (paths.empty() ? std::string("*") : paths);
+  line += "  paths " + scope(g.value("paths", json::array()));
   std::string ops = list(g.value("ops", json::array()));
   if (!ops.empty()) line += "  ops " + ops;
   if (g.contains("expires_ms") && g["expires_ms"].is_number()) {
-    int64_t left =
-        (g["expires_ms"].get<int64_t>() - static_cast<int64_t>(std::time(nullptr)) * 1000) / 1000;
-    line += "  expires in " + std::to_string(left > 0 ? left : 0) + "s";
+    const int64_t left =
+        g["expires_ms"].get<int64_t>() - static_cast<int64_t>(std::time(nullptr)) * 1000;
+    line += "  expires in " + base::duration_text(left);
   }
   line += "  \"" + str(g, "reason") + "\"";
   return line;
@@ -59,10 +65,9 @@ std::string asked_by(const json& r) {
 }
 
 std::string request_line(const json& r) {
-  std::string paths = list(r.value("paths", json::array()));
   return str(r, "id") + "  " + str(r, "state", "pending") + "  turn " + str(r, "turn") +
-         "  paths " + (paths.empty() ? std::string("*") : paths) + "  \"" + str(r, "reason") +
-         "\"  " + asked_by(r);
+         "  paths " + scope(r.value("paths", json::array())) + "  \"" + str(r, "reason") + "\"  " +
+         asked_by(r);
 }
 
 void print_hits(std::FILE* out, const json& hits, const Style& st) {
@@ -94,6 +99,14 @@ void print_task(std::FILE* out, const json& task, const Style& st) {
   }
 }
 
+void print_requests(std::FILE* out, const json& pending, const char* indent, const Style& st) {
+  for (const auto& q : pending) {
+    // A request in ask mode has an operation parked on it: someone is waiting.
+    const std::string waiting = q.value("ask", false) ? st.yellow(" [waiting]") : "";
+    std::fprintf(out, "%s%s%s\n", indent, request_line(q).c_str(), waiting.c_str());
+  }
+}
+
 void print_status(std::FILE* out, const json& r, const Style& st) {
   print_task(out, r.value("task", json()), st);
   std::fprintf(out, "%-10s %s\n", "turn", str(r, "turn").c_str());
@@ -105,16 +118,12 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
   for (const auto& g : grants) std::fprintf(out, "  %s\n", grant_line(g).c_str());
   const json pending = r.value("pending_requests", json::array());
   std::fprintf(out, "%-10s %zu\n", "requests", pending.size());
-  for (const auto& q : pending) {
-    // A request in ask mode has an operation parked on it: someone is waiting.
-    const std::string waiting = q.value("ask", false) ? st.yellow(" [waiting]") : "";
-    std::fprintf(out, "  %s%s\n", request_line(q).c_str(), waiting.c_str());
-  }
+  print_requests(out, pending, "  ", st);
   if (const json a = r.value("ask", json()); a.is_object()) {
     std::fprintf(out, "%-10s %s\n", "ask",
                  a.value("on", false)
-                     ? ("on, " + std::to_string(a.value("timeout_ms", int64_t{0}) / 1000) +
-                        " s (set by the " + str(a, "set_by") + ")")
+                     ? ("on, " + base::duration_text(a.value("timeout_ms", int64_t{0})) +
+                        " (set by the " + str(a, "set_by") + ")")
                            .c_str()
                      : "off");
   }
@@ -197,11 +206,11 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
   } else if (cmd == "ask") {
     const json a = r.value("ask", json::object());
     std::fprintf(out, "ask mode %s\n",
-                 a.value("on", false) ? ("on: a refused write waits " +
-                                         std::to_string(a.value("timeout_ms", int64_t{0}) / 1000) +
-                                         " s for a person")
-                                            .c_str()
-                                      : "off: a refused write fails at once");
+                 a.value("on", false)
+                     ? ("on: a refused write waits " +
+                        base::duration_text(a.value("timeout_ms", int64_t{0})) + " for a person")
+                           .c_str()
+                     : "off: a refused write fails at once");
   } else if (cmd == "checkpoint") {
     // The checkpoint text is several lines by design: split on the real newlines,
     // then each line is shown inert.
@@ -263,6 +272,17 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
   } else if (cmd == "audit.verify") {
     std::fprintf(out, "%s: %s records\n", st.green("audit chain intact").c_str(),
                  str(r, "records", "0").c_str());
+  } else if (cmd == "requests") {  // status, narrowed
+    const json pending = r.value("pending_requests", json::array());
+    if (pending.empty()) std::fprintf(out, "no request waits for an answer\n");
+    print_requests(out, pending, "", st);
+  } else if (cmd == "grants") {  // status, narrowed
+    const json grants = r.value("grants", json::array());
+    if (grants.empty()) {
+      std::fprintf(out, "no grant in force in turn %s: the tree is read-only\n",
+                   str(r, "turn").c_str());
+    }
+    for (const auto& g : grants) std::fprintf(out, "%s\n", grant_line(g).c_str());
   } else {
     std::fprintf(out, "%s\n", inert(r.dump(2)).c_str());
   }

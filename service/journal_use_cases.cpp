@@ -44,8 +44,15 @@ JournalUseCases::JournalUseCases(Service& service, journal::Journal& journal, Ev
     : service_(service), journal_(journal), events_(events), ledger_(ledger) {}
 
 DiffResult JournalUseCases::diff(const DiffArgs& args, const gate::Actor& actor) {
+  const uint64_t current = service_.state().turn_index;
+  if (args.turn && *args.turn > current) {
+    // "No changes" would read as an answer about a turn that never was.
+    throw Error(Errc::kNotFound, "turn " + std::to_string(*args.turn) +
+                                     " has not begun: the current turn is " +
+                                     std::to_string(current));
+  }
   journal::DiffRequest req;
-  req.turn = args.turn.value_or(service_.state().turn_index);
+  req.turn = args.turn.value_or(current);
   req.paths = normalized(args.paths);
   req.stat = args.stat;
   if (!actor.approver) req.reader = std::make_pair(actor.uid, actor.gid);

@@ -461,7 +461,9 @@ const std::vector<memory::Request>& Service::pending_requests() {
 RequestResult Service::request(const RequestArgs& args, const gate::Actor& actor) {
   auto lock = lock_service();
   require_readable_state();
-  require_task(state_);
+  // Refused now rather than accepted and then refused at approval (and stale
+  // after a resume): the asker learns why and what to do, once.
+  require_in_progress(state_, "ask for a lease");
   if (args.reason.empty()) {
     throw Error(Errc::kInvalidArgument, "say what you will change and why (--reason)");
   }

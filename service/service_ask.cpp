@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "base/duration_text.hpp"
 #include "base/error.hpp"
 #include "gate/process_command.hpp"
 #include "memory/ledger_error.hpp"
@@ -124,7 +125,7 @@ SetAskResult Service::set_ask(std::optional<int64_t> ms, const gate::Actor& acto
   }
   if (ms && (*ms < 0 || *ms > gate::kMaxAskMs)) {
     throw Error(Errc::kInvalidArgument,
-                "ask mode waits 0 (off) to " + std::to_string(gate::kMaxAskMs / 1000) + " seconds");
+                "ask mode waits 0 (off) to " + base::duration_text(gate::kMaxAskMs));
   }
   gate::TaskState next = state_;
   next.ask_ms = ms;

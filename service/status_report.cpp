@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "base/duration_text.hpp"
 #include "service/md_quote.hpp"
 
 namespace leasefs::service {
@@ -36,8 +37,8 @@ std::string render_status_md(const gate::TaskState& s, const std::vector<nlohman
       for (const auto& o : gate::op_class_names(g.ops)) out << " " << o;
     }
     if (g.expires_ms) {
-      const int64_t left = (*g.expires_ms - now_ms) / 1000;
-      out << (left > 0 ? " expires in " + std::to_string(left) + "s" : std::string(" expired"));
+      const int64_t left = *g.expires_ms - now_ms;
+      out << (left > 0 ? " expires in " + base::duration_text(left) : std::string(" expired"));
     }
     out << "\n";
   }
