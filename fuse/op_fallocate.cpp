@@ -1,6 +1,7 @@
 #include <fcntl.h>
 
 #include "fuse/operations.hpp"
+#include "fuse/privilege_bits.hpp"
 
 namespace leasefs::fuse {
 
@@ -11,6 +12,7 @@ void op_fallocate(fuse_req_t req, fuse_ino_t /*ino*/, int mode, off_t offset, of
     FileHandle& handle = handle_of(fi);
     int res = fs.gate_handle(gate::Op::kFallocate, handle, Filesystem::caller(req));
     if (res == 0 && ::fallocate(handle.fd.get(), mode, offset, length) != 0) res = -errno;
+    if (res == 0) res = drop_privilege_bits(req, handle.fd.get());
     reply_status(req, res);
   });
 }

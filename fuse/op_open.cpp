@@ -5,6 +5,7 @@
 
 #include "fuse/file_handle.hpp"
 #include "fuse/operations.hpp"
+#include "fuse/privilege_bits.hpp"
 
 namespace leasefs::fuse {
 
@@ -41,6 +42,9 @@ int open_inode(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi,
     handle->fd.reset(::open(Filesystem::fd_path(inode.fd.get()).c_str(), flags));
   }
   if (!handle->fd) return -errno;
+  if (flags & O_TRUNC) {
+    if (int res = drop_privilege_bits(req, handle->fd.get()); res < 0) return res;
+  }
   apply_cache_policy(fi, is_protected);
   fi->fh = fs.adopt(std::move(handle));
   return 0;
