@@ -101,6 +101,9 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
       return res;
     }
     *fi = existing;
+    // The entry carries the file as the open left it (O_TRUNC: empty).
+    struct stat now {};
+    if (::fstat(handle_of(fi).fd.get(), &now) == 0) e->attr = now;
     return 0;
   }
   return -EEXIST;  // an agent racing create and unlink of the name: give up

@@ -91,6 +91,9 @@ TEST(CreateAndWriteGrant, CreateThatMeetsAnExistingFileTruncatesItAsNatively) {
   appears_behind_a_negative_entry(fs, "late");
   EXPECT_EQ(create_truncating(fs.mnt() + "/late"), 0);
   EXPECT_EQ(read_file(fs.backing() + "/late"), "");
+  struct stat st {};  // and the kernel was told so
+  ASSERT_EQ(::stat((fs.mnt() + "/late").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);
 }
 
 }  // namespace
