@@ -7,7 +7,7 @@ namespace leasefs::fuse {
 
 // Only the target is a mutation; the source is a read.
 void op_copy_file_range(fuse_req_t req, fuse_ino_t /*ino_in*/, off_t off_in, fuse_file_info* fi_in,
-                        fuse_ino_t /*ino_out*/, off_t off_out, fuse_file_info* fi_out, size_t len,
+                        fuse_ino_t ino_out, off_t off_out, fuse_file_info* fi_out, size_t len,
                         int flags) {
   guarded(req, "copy_file_range", [&] {
     Filesystem& fs = Filesystem::of(req);
@@ -21,7 +21,7 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t /*ino_in*/, off_t off_in, fus
                                   static_cast<unsigned>(flags));
     if (n < 0) return static_cast<void>(reply_status(req, -errno));
     if (n > 0) {
-      if (int res = drop_privilege_bits(req, out.fd.get()); res < 0) {
+      if (int res = drop_privilege_bits(req, ino_out, out.fd.get()); res < 0) {
         return static_cast<void>(reply_status(req, res));
       }
     }

@@ -43,7 +43,8 @@ int open_inode(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi,
   }
   if (!handle->fd) return -errno;
   if (flags & O_TRUNC) {
-    if (int res = drop_privilege_bits(req, handle->fd.get()); res < 0) return res;
+    if (int res = drop_privilege_bits(req, fs.node_id(&inode), handle->fd.get()); res < 0)
+      return res;
   }
   apply_cache_policy(fi, is_protected);
   fi->fh = fs.adopt(std::move(handle));

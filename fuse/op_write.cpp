@@ -33,7 +33,7 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off
     // the local file system's rule. Not for writeback of a mapping (no caller,
     // and a store through a mapping drops nothing natively).
     if (n > 0 && !fi->writepage) {
-      if (int res = drop_privilege_bits(req, handle.fd.get()); res < 0) {
+      if (int res = drop_privilege_bits(req, ino, handle.fd.get()); res < 0) {
         return static_cast<void>(reply_status(req, res));
       }
     }

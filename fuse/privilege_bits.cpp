@@ -59,7 +59,7 @@ mode_t privilege_bits_to_drop(fuse_req_t req, mode_t mode, gid_t gid) {
 
 }  // namespace
 
-int drop_privilege_bits(fuse_req_t req, int fd) {
+int drop_privilege_bits(fuse_req_t req, fuse_ino_t ino, int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return -errno;
   const mode_t drop = privilege_bits_to_drop(req, st.st_mode, st.st_gid);
@@ -67,6 +67,7 @@ int drop_privilege_bits(fuse_req_t req, int fd) {
   if (::fchmodat(AT_FDCWD, Filesystem::fd_path(fd).c_str(), st.st_mode & 07777 & ~drop, 0) != 0) {
     return -errno;
   }
+  Filesystem::of(req).pages().attributes(ino);
   return 0;
 }
 

@@ -13,8 +13,10 @@
 
 namespace leasefs::fuse {
 
-// After the content of regular file `fd` (any descriptor, O_PATH included) was
-// changed for `req`'s caller. Returns 0 or -errno.
-int drop_privilege_bits(fuse_req_t req, int fd);
+// After the content of regular file `fd` (any descriptor, O_PATH included), the
+// inode `ino`, was changed for `req`'s caller. A mode it changes is dropped from
+// the kernel's cache: a statx() for the mode alone would not ask again after a
+// fallocate. Returns 0 or -errno.
+int drop_privilege_bits(fuse_req_t req, fuse_ino_t ino, int fd);
 
 }  // namespace leasefs::fuse

@@ -104,10 +104,12 @@ std::string attempt(const std::string& dir, const Change& change, const Actor& a
     return "setup failed: chown/chmod";
   }
   const int rc = as_agent([&] { return change.run(file, src); }, actor.uid);
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) return "stat failed";
+  // The mode alone, as `stat -c %a` asks for it: the kernel answers from its
+  // cache unless the mode was dropped from it.
+  struct statx stx {};
+  if (::statx(AT_FDCWD, file.c_str(), 0, STATX_MODE, &stx) != 0) return "statx failed";
   std::ostringstream out;
-  out << rc << " " << std::oct << (st.st_mode & 07777);
+  out << rc << " " << std::oct << (stx.stx_mode & 07777);
   return out.str();
 }
 
