@@ -95,7 +95,10 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
     Inode* inode = reinterpret_cast<Inode*>(e->ino);
     fuse_file_info existing = *fi;
     existing.flags &= ~(O_CREAT | O_EXCL);
-    const int res = open_inode(req, fs, *inode, &existing, true);
+    // A directory fails as natively, whatever the access mode; a symlink is not
+    // followed (ELOOP): it may lead out of the root.
+    const int res =
+        S_ISDIR(e->attr.st_mode) ? -EISDIR : open_inode(req, fs, *inode, &existing, true);
     if (res < 0) {
       fs.table().forget(inode, 1);
       return res;

@@ -96,5 +96,23 @@ TEST(CreateAndWriteGrant, CreateThatMeetsAnExistingFileTruncatesItAsNatively) {
   EXPECT_EQ(st.st_size, 0);
 }
 
+TEST(CreateAndWriteGrant, CreateThatMeetsASymlinkFollowsNothingOutOfTheRoot) {
+  MountedFs fs;
+  ASSERT_EQ(::chmod(fs.backing().c_str(), 0777), 0);
+  const std::string outside = fs.base() + "/outside";
+  ASSERT_TRUE(in_backing(fs, "printf '" + std::string(kContent) + "' > " + outside +
+                                 "; chmod 666 " + outside)
+                  .ok());
+  fs.publish(leased(1, {{}}));
+  EXPECT_EQ(as_agent([&] {
+              struct stat st {};
+              return ::stat((fs.mnt() + "/link").c_str(), &st) == 0 ? 0 : errno;
+            }),
+            ENOENT);
+  ASSERT_TRUE(in_backing(fs, "ln -s " + outside + " link").ok());
+  EXPECT_NE(create_truncating(fs.mnt() + "/link"), 0);
+  EXPECT_EQ(read_file(outside), kContent);
+}
+
 }  // namespace
 }  // namespace leasefs::test::fileplane
