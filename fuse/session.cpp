@@ -61,6 +61,7 @@ Session::Session(Filesystem& fs, std::string mountpoint, const MountOptions& opt
       throw std::runtime_error("cannot serve the FUSE mount over " + mountpoint_);
     }
     mounted_ = true;
+    fs_.attach_session(se_);  // its caches are dropped as a first mount's are
     return;
   }
   if (fuse_session_mount(se_, mountpoint_.c_str()) != 0) {
