@@ -22,6 +22,7 @@
 
 #include "fuse/inode.hpp"
 #include "fuse/inode_path_cache.hpp"
+#include "fuse/lock_waits.hpp"
 #include "fuse/longrun_identity.hpp"
 #include "fuse/page_invalidator.hpp"
 #include "fuse/parked_requests.hpp"
@@ -173,6 +174,8 @@ class Filesystem final : public gate::PublishListener {
   // Ask mode (parked_requests.hpp). Before mounting: where asks go.
   void attach_asks(gate::AskChannel* channel) { parked_.attach(channel); }
   ParkedRequests& parked() noexcept { return parked_; }
+  // Workers waiting in flock() for a process (lock_waits.hpp).
+  LockWaits& lock_waits() noexcept { return lock_waits_; }
   // Parks `req` after the refusal `noted` of `caller`; false when it must fail now.
   bool park(fuse_req_t req, const NotedRefusal& noted, ParkedRequests::Attempt attempt, bool wait);
 
@@ -243,6 +246,7 @@ class Filesystem final : public gate::PublishListener {
   mutable InodePathCache inode_paths_;
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
+  LockWaits lock_waits_;
   ParkedRequests parked_;  // last: its thread stops before anything it may use goes
 };
 

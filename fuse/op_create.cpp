@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <memory>
@@ -11,8 +12,10 @@ namespace leasefs::fuse {
 
 namespace {
 
-int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode_t mode,
-              fuse_file_info* fi, fuse_entry_param* e) {
+// A new file: judged as a create (or a temporary sibling), made with O_EXCL so
+// that an existing file is never truncated by it (-EEXIST instead).
+int create_new(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode_t mode,
+               fuse_file_info* fi, fuse_entry_param* e) {
   auto handle = std::make_unique<FileHandle>();
   handle->opener = Filesystem::caller(req);
   handle->writable = true;
@@ -40,8 +43,7 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
   handle->grant_id = std::move(v.grant_id);
   if (int res = fs.journal_path(handle->path); res < 0) return res;
   fs.report_allowed(gate::Op::kCreate, handle->path, handle->opener, handle->grant_id);
-  int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC;
-  if (sibling_turn) flags |= O_EXCL;
+  const int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_EXCL | O_CLOEXEC;
   if (!handle->slot.take()) return -EMFILE;
   {
     ActAsCaller as(handle->opener, fuse_req_ctx(req)->umask);
@@ -70,6 +72,44 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
   apply_cache_policy(fi, is_protected);
   fi->fh = fs.adopt(std::move(handle));
   return 0;
+}
+
+// The kernel sends CREATE when it believes `name` is free; underneath it may
+// exist all the same (its negative entry went stale). Then this is an open of
+// that file and is judged as one: truncating existing content is a write, which
+// a create-only grant does not allow.
+int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode_t mode,
+              fuse_file_info* fi, fuse_entry_param* e) {
+  for (int tries = 0; tries < 2; ++tries) {
+    struct stat st {};
+    if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      const int res = create_new(req, fs, dir, name, mode, fi, e);
+      if (res != -EEXIST) return res;
+    }
+    if (fi->flags & O_EXCL) return -EEXIST;
+    if (const int res = fs.lookup(dir, name, e); res == -ENOENT) {
+      continue;  // gone again: create it
+    } else if (res < 0) {
+      return res;
+    }
+    Inode* inode = reinterpret_cast<Inode*>(e->ino);
+    fuse_file_info existing = *fi;
+    existing.flags &= ~(O_CREAT | O_EXCL);
+    // A directory fails as natively, whatever the access mode; a symlink is not
+    // followed (ELOOP): it may lead out of the root.
+    const int res =
+        S_ISDIR(e->attr.st_mode) ? -EISDIR : open_inode(req, fs, *inode, &existing, true);
+    if (res < 0) {
+      fs.table().forget(inode, 1);
+      return res;
+    }
+    *fi = existing;
+    // The entry carries the file as the open left it (O_TRUNC: empty).
+    struct stat now {};
+    if (::fstat(handle_of(fi).fd.get(), &now) == 0) e->attr = now;
+    return 0;
+  }
+  return -EEXIST;  // an agent racing create and unlink of the name: give up
 }
 
 }  // namespace

@@ -13,8 +13,9 @@ void want(fuse_conn_info* conn, unsigned flag) {
 void op_init(void* userdata, fuse_conn_info* conn) {
   // Every write must reach the gate synchronously (I6): no writeback cache, ever.
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
-  // Suid/sgid clearing on write stays the kernel's job: it arrives as a SETATTR
-  // of the mode, which the gate sees.
+  // Before a write the kernel still clears suid/sgid by its own rule, as a
+  // SETATTR of the mode, which the gate sees; the daemon applies the local file
+  // system's rule after every content change it serves (privilege_bits.hpp).
   conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
   want(conn, FUSE_CAP_SPLICE_READ);
   want(conn, FUSE_CAP_SPLICE_WRITE);

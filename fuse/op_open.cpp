@@ -5,12 +5,11 @@
 
 #include "fuse/file_handle.hpp"
 #include "fuse/operations.hpp"
+#include "fuse/privilege_bits.hpp"
 
 namespace leasefs::fuse {
 
-namespace {
-
-int do_open(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi) {
+int open_inode(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi, bool as_caller) {
   auto handle = std::make_unique<FileHandle>();
   handle->inode = &inode;
   handle->opener = Filesystem::caller(req);
@@ -37,14 +36,20 @@ int do_open(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi) {
   }
   const int flags = (fi->flags & ~O_NOFOLLOW) | O_CLOEXEC;
   if (!handle->slot.take()) return -EMFILE;
-  handle->fd.reset(::open(Filesystem::fd_path(inode.fd.get()).c_str(), flags));
+  {
+    std::optional<ActAsCaller> as;
+    if (as_caller) as.emplace(handle->opener);
+    handle->fd.reset(::open(Filesystem::fd_path(inode.fd.get()).c_str(), flags));
+  }
   if (!handle->fd) return -errno;
+  if (flags & O_TRUNC) {
+    if (int res = drop_privilege_bits(req, fs.node_id(&inode), handle->fd.get()); res < 0)
+      return res;
+  }
   apply_cache_policy(fi, is_protected);
   fi->fh = fs.adopt(std::move(handle));
   return 0;
 }
-
-}  // namespace
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   attempt_or_park(
@@ -52,7 +57,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       [ino, info = *fi](fuse_req_t req) {
         Filesystem& fs = Filesystem::of(req);
         fuse_file_info fi = info;
-        if (int res = do_open(req, fs, fs.inode(ino), &fi); res < 0) return res;
+        if (int res = open_inode(req, fs, fs.inode(ino), &fi, false); res < 0) return res;
         if (fuse_reply_open(req, &fi) != 0) {
           // The opener went away (interrupted); no release will come for this handle.
           fs.disown(fi.fh);

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "fuse/operations.hpp"
+#include "fuse/privilege_bits.hpp"
 
 namespace leasefs::fuse {
 
@@ -79,6 +80,9 @@ int do_setattr(fuse_req_t req, Filesystem& fs, Inode& inode, const struct stat& 
     int res =
         fi ? ::ftruncate(handle->fd.get(), attr.st_size) : ::truncate(proc.c_str(), attr.st_size);
     if (res != 0) return -errno;
+    if (int r = drop_privilege_bits(req, fs.node_id(&inode), fi ? handle->fd.get() : ifd.get());
+        r < 0)
+      return r;
   }
   if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
     struct timespec tv[2];

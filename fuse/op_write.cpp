@@ -6,6 +6,7 @@
 // stores into such a mapping reach the file only if a lease covers it when the
 // kernel writes the pages back, and a refused page is dropped from the cache.
 #include "fuse/operations.hpp"
+#include "fuse/privilege_bits.hpp"
 
 namespace leasefs::fuse {
 
@@ -27,6 +28,15 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off
     out.buf[0].pos = off;
     ssize_t n = fuse_buf_copy(&out, in_buf, FUSE_BUF_SPLICE_MOVE);
     if (n < 0) return static_cast<void>(reply_status(req, static_cast<int>(n)));
+    // The kernel drops the bits before a write by its own rule, which keeps the
+    // setgid bit of a file its group may not execute whoever writes; this is
+    // the local file system's rule. Not for writeback of a mapping (no caller,
+    // and a store through a mapping drops nothing natively).
+    if (n > 0 && !fi->writepage) {
+      if (int res = drop_privilege_bits(req, ino, handle.fd.get()); res < 0) {
+        return static_cast<void>(reply_status(req, res));
+      }
+    }
     handle.bytes_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     fuse_reply_write(req, static_cast<size_t>(n));
   });

@@ -51,6 +51,11 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_fi
 void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi);
 void op_flock(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, int op);
 
+// The open of an existing file as op_open does it (an open for writing is asked
+// about as one), also used by a create that finds its name taken. `as_caller`:
+// the caller's permission is checked underneath (the kernel skipped it).
+int open_inode(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi, bool as_caller);
+
 inline FileHandle& handle_of(const fuse_file_info* fi) {
   return *reinterpret_cast<FileHandle*>(fi->fh);
 }

@@ -51,6 +51,13 @@ void PageInvalidator::entry_now(fuse_ino_t parent, const std::string& name) {
   if (session_) fuse_lowlevel_notify_inval_entry(session_, parent, name.c_str(), name.size());
 }
 
+void PageInvalidator::attributes(fuse_ino_t ino) {
+  std::unique_lock lock(session_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return later(ino);
+  // A negative offset: the attributes only.
+  if (session_) fuse_lowlevel_notify_inval_inode(session_, ino, -1, 0);
+}
+
 void PageInvalidator::run() {
   std::unique_lock lock(mu_);
   for (;;) {

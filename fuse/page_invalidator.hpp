@@ -39,6 +39,11 @@ class PageInvalidator {
   void now(const std::vector<fuse_ino_t>& inos);
   // Drops the kernel's entry for `name` in `parent` now (calling thread as for now()).
   void entry_now(fuse_ino_t parent, const std::string& name);
+  // Drops the kernel's cached attributes of `ino` (no page), from a request
+  // handler: the daemon changed them underneath (privilege_bits.hpp). Takes no
+  // page lock, so it is sent at once unless now() holds the session, when the
+  // whole inode is queued as by later().
+  void attributes(fuse_ino_t ino);
 
  private:
   void run();

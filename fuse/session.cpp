@@ -16,6 +16,7 @@
 #include "base/mountinfo.hpp"
 #include "fuse/operations.hpp"
 #include "fuse/takeover.hpp"
+#include "fuse/wakeup_signal.hpp"
 
 namespace leasefs::fuse {
 
@@ -60,6 +61,7 @@ Session::Session(Filesystem& fs, std::string mountpoint, const MountOptions& opt
       throw std::runtime_error("cannot serve the FUSE mount over " + mountpoint_);
     }
     mounted_ = true;
+    fs_.attach_session(se_);  // its caches are dropped as a first mount's are
     return;
   }
   if (fuse_session_mount(se_, mountpoint_.c_str()) != 0) {
@@ -78,23 +80,6 @@ Session::~Session() {
   unmount();
   fuse_session_destroy(se_);
 }
-
-namespace {
-
-void ignore_signal(int) {}
-
-void install_wakeup_handler() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    struct sigaction sa {};
-    sa.sa_handler = ignore_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0;  // no SA_RESTART: the loop's sem_wait must return EINTR
-    sigaction(SIGUSR1, &sa, nullptr);
-  });
-}
-
-}  // namespace
 
 int Session::run() {
   install_wakeup_handler();
@@ -126,13 +111,15 @@ void Session::stop() noexcept {
     if (!se_) return;
     fuse_session_exit(se_);
   }
+  // A worker waiting in flock() for the agent would keep the loop from joining it.
+  fs_.lock_waits().stop();
   // The loop may be between its exit check and sem_wait() when a signal lands;
   // repeat until it is seen to return (up to ~5 s).
   for (int i = 0; i < 250; ++i) {
     {
       std::lock_guard lock(run_mu_);
       if (!running_) return;
-      pthread_kill(runner_, SIGUSR1);
+      pthread_kill(runner_, kWakeupSignal);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

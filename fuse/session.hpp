@@ -36,10 +36,10 @@ class Session {
 
   // Serves requests until stop() or an external unmount. Returns 0 or -errno.
   int run();
-  // Makes run() return: sets the exit flag and interrupts the thread in run()
-  // with SIGUSR1 (a no-op handler is installed once), whose loop then cancels its
-  // idle workers. Safe from any thread but a filesystem worker, more than once,
-  // and before run() starts. Does not unmount.
+  // Makes run() return: sets the exit flag, ends every wait in flock()
+  // (lock_waits.hpp) and interrupts the thread in run() with kWakeupSignal
+  // (wakeup_signal.hpp), whose loop then cancels its idle workers. Safe from any thread but a
+  // filesystem worker, more than once, and before run() starts. Does not unmount.
   void stop() noexcept;
   // Lazily detaches the mount; idempotent. Processes still inside see ENOTCONN
   // once the session is gone.

@@ -1,12 +1,15 @@
 // Attack class: a gate that will not go down cleanly. The agent makes the daemon
 // busy in every way it can (refused writes, a half-sent request, watch streams,
-// files held open through the mount), then the daemon is told to stop. It must
-// be gone within 5 seconds for SIGTERM, SIGINT and SIGHUP alike, leave no frozen
-// mount behind (the root answers, at once, without the daemon), and the state on
-// disk must still load.
+// files held open through the mount, a process waiting in flock() for a lock
+// another holds), then the daemon is told to stop. It must be gone within 5
+// seconds for SIGTERM, SIGINT and SIGHUP alike, leave no frozen mount behind (the
+// root answers, at once, without the daemon), and the state on disk must still
+// load: a mount of the same root right after it is served, never refused as
+// "already served".
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -30,6 +33,10 @@ class ControlSignals : public ::testing::TestWithParam<int> {};
 TEST_P(ControlSignals, StopsWithinFiveSecondsWhateverTheAgentHolds) {
   const int sig = GetParam();
   ControlDaemon d;
+  {
+    std::ofstream(d.root() + "/locked") << "x\n";
+    ASSERT_EQ(::chmod((d.root() + "/locked").c_str(), 0644), 0);
+  }
   auto m = d.mount();
   ASSERT_EQ(m.exit_code, 0) << m.output;
   {
@@ -69,13 +76,31 @@ TEST_P(ControlSignals, StopsWithinFiveSecondsWhateverTheAgentHolds) {
       if (fd >= 0) return 1;
     }
   });
+  // A lock held through the mount, and a second process waiting for it in
+  // flock(), which the daemon serves by waiting in flock() underneath.
+  int held[2];
+  ASSERT_EQ(::pipe(held), 0);
+  const std::string locked = d.root() + "/locked";
+  pid_t locker = spawn_agent([&] {
+    int fd = ::open(locked.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::flock(fd, LOCK_EX) != 0) return 1;
+    (void)!::write(held[1], "1", 1);
+    ::pause();
+    return 0;
+  });
+  char one = 0;
+  ASSERT_EQ(::read(held[0], &one, 1), 1) << "the lock was not taken through the mount";
+  ::close(held[0]);
+  ::close(held[1]);
+  pid_t waiter = spawn_agent([&] {
+    int fd = ::open(locked.c_str(), O_RDONLY | O_CLOEXEC);
+    return fd >= 0 && ::flock(fd, LOCK_EX) == 0 ? 0 : 1;
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
 
   const pid_t daemon = d.pid();
   ASSERT_GT(daemon, 0);
   EXPECT_TRUE(d.stop_with(sig, 5'000)) << "the daemon did not stop within 5 s of signal " << sig;
-  kill_child(holder);
-  kill_child(refuser);
 
   // No frozen mount: the root answers without the daemon (a frozen FUSE mount
   // would hang this until the timeout).
@@ -85,8 +110,13 @@ TEST_P(ControlSignals, StopsWithinFiveSecondsWhateverTheAgentHolds) {
   EXPECT_EQ(ls.exit_code, 0) << ls.output;
   EXPECT_FALSE(d.mounted());
 
-  // The state is consistent: a new daemon takes the root and serves the task.
+  // The state is consistent: a new daemon takes the root right away, while the
+  // agent's processes are still there, and serves the task.
   auto again = d.mount();
+  kill_child(holder);
+  kill_child(refuser);
+  kill_child(locker);
+  kill_child(waiter);
   ASSERT_EQ(again.exit_code, 0) << again.output;
   ControlClient root(d.socket());
   json status = root.call("status");

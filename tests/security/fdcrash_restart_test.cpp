@@ -122,6 +122,33 @@ TEST_F(RestartTest, PathNarrowedGrantHoldsAfterATakeover) {
   EXPECT_NE(::access((root + "/b/y").c_str(), F_OK), 0);
 }
 
+// A daemon that took over tells the kernel what it changes underneath as the
+// first one did: after a fallocate by the agent, the setgid bit it dropped is
+// gone from the mode `stat -c %a` reads (a statx for the mode alone, answered
+// from the kernel's cache unless the daemon invalidates it).
+TEST_F(RestartTest, PrivilegeBitsDroppedAfterATakeoverAreSeenThroughTheMount) {
+  auto r = run_sh("head -c 65536 /dev/zero > " + root + "/f && chmod 2767 " + root + "/f");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ::kill(read_lock_pid(root + "/.longrun/lock"), SIGKILL);
+  ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); }));
+  r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  {
+    ControlClient c(sock);
+    ASSERT_TRUE(c.call("start", {{"description", "takeover"}}).value("ok", false));
+    auto g = c.call("grant", {{"reason", "everything"}});
+    ASSERT_TRUE(g.value("ok", false)) << g.dump();
+  }
+  RunOptions as_agent;
+  as_agent.uid = kAgentUid;
+  auto mode = run_sh("stat -c %a " + root + "/f && fallocate -z -o 0 -l 4096 " + root +
+                         "/f && stat -c %a " + root + "/f",
+                     as_agent);
+  EXPECT_EQ(mode.output, "2767\n767\n");
+}
+
 // A root that is itself a mount (a volume) cannot be reached beneath a dead
 // leasefs mount: the takeover says so and the dead mount stays, failing closed.
 TEST_F(RestartTest, RootThatIsAMountStaysClosedWithAClearError) {
