@@ -1,8 +1,9 @@
 // `leasefs mount ROOT --agent USER`: the recommended deployment, where the agent
 // runs as its own user and so can never grant itself. What USER needs:
 //   - the control socket: given to USER's group (mode 0660; root is the approver);
-//   - .longrun/: USER's group may traverse it and read status.md and socket (the
-//     pointer leasectl follows); memory, ledger, audit and state stay the daemon's;
+//   - .longrun/: USER's group may traverse it and read status.md (leasectl finds
+//     the socket in the registry of daemons); memory, ledger, audit and state stay
+//     the daemon's;
 //   - the tree: USER must be able to write it under a lease, so it is checked here,
 //     before anything is mounted.
 #pragma once
