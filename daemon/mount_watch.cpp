@@ -78,6 +78,8 @@ std::optional<base::MountEntry> MountWatch::start(const std::string& mountpoint,
 }
 
 void MountWatch::stop() {
+  // The signal thread and the end of the loop may both stop it, at once.
+  std::lock_guard lock(stop_mu_);
   if (!thread_.joinable()) return;
   const uint64_t one = 1;
   if (::write(wake_fd_.get(), &one, sizeof one) < 0) spdlog::warn("mount watch: wake failed");

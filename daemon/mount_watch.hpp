@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -45,6 +46,7 @@ class MountWatch {
   // and then after every change; `report` gets the whole list each time it changes.
   // Returns the daemon's own mount, if it was found.
   std::optional<base::MountEntry> start(const std::string& mountpoint, Report report);
+  // Idempotent; may be called from several threads.
   void stop();
 
  private:
@@ -58,6 +60,7 @@ class MountWatch {
   base::UniqueFd wake_fd_;
   Report report_;
   std::vector<int> last_;  // mount ids last reported
+  std::mutex stop_mu_;
   std::thread thread_;
 };
 
