@@ -8,7 +8,7 @@ namespace leasefs {
 
 namespace {
 
-constexpr std::array<std::pair<Errc, std::string_view>, 26> kNames{{
+constexpr std::array<std::pair<Errc, std::string_view>, 27> kNames{{
     {Errc::kInvalidTransition, "invalid_transition"},
     {Errc::kStateCorrupt, "state_corrupt"},
     {Errc::kRootLocked, "root_locked"},
@@ -24,6 +24,7 @@ constexpr std::array<std::pair<Errc, std::string_view>, 26> kNames{{
     {Errc::kStaleLease, "stale_lease"},
     {Errc::kStaleRequest, "stale_request"},
     {Errc::kAlreadyDecided, "already_decided"},
+    {Errc::kForeignMount, "foreign_mount"},
     {Errc::kMemoryError, "memory_error"},
     {Errc::kIoError, "io_error"},
     {Errc::kBadJson, "bad_json"},

@@ -28,6 +28,7 @@ enum class Errc {
   kStaleLease,
   kStaleRequest,
   kAlreadyDecided,
+  kForeignMount,
   kMemoryError,
   kIoError,
   // The wire protocol.

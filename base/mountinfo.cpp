@@ -1,5 +1,7 @@
 #include "base/mountinfo.hpp"
 
+#include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -31,6 +33,7 @@ std::vector<MountEntry> read_mountinfo(const std::string& path) {
     while (fields >> field && field != "-") {
     }
     MountEntry e;
+    e.mount_id = std::atoi(id.c_str());
     e.device = dev;
     fields >> e.fstype >> e.source >> e.super_options;
     e.mount_point = unescape_mountinfo(mount_point);
@@ -38,6 +41,26 @@ std::vector<MountEntry> read_mountinfo(const std::string& path) {
     out.push_back(std::move(e));
   }
   return out;
+}
+
+std::optional<uid_t> fuse_owner(const MountEntry& e) {
+  std::istringstream in(e.super_options);
+  std::string opt;
+  while (std::getline(in, opt, ',')) {
+    if (opt.rfind("user_id=", 0) != 0) continue;
+    char* end = nullptr;
+    errno = 0;
+    unsigned long v = std::strtoul(opt.c_str() + 8, &end, 10);
+    if (errno != 0 || *end != '\0' || end == opt.c_str() + 8) return std::nullopt;
+    return static_cast<uid_t>(v);
+  }
+  return std::nullopt;
+}
+
+bool path_within(const std::string& path, const std::string& dir) {
+  if (dir == "/") return !path.empty() && path[0] == '/';
+  return path.compare(0, dir.size(), dir) == 0 &&
+         (path.size() == dir.size() || path[dir.size()] == '/');
 }
 
 std::optional<MountEntry> leasefs_mount_at(const std::string& path) {

@@ -1,6 +1,8 @@
 // The mount table as /proc/self/mountinfo lists it, parsed in one place.
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 namespace leasefs::base {
 
 struct MountEntry {
+  int mount_id = -1;          // unique while the mount exists; reused after it is gone
   std::string mount_point;    // unescaped
   std::string fstype;         // "fuse.leasefs", "ext4", ...
   std::string source;         // unescaped; for leasefs the root path (fsname)
@@ -18,6 +21,13 @@ struct MountEntry {
 // In the order the kernel lists them: of two entries on one mount point, the
 // later one is on top. Empty if the table cannot be read.
 std::vector<MountEntry> read_mountinfo(const std::string& path = "/proc/self/mountinfo");
+
+// Who made a FUSE mount: its user_id=, which the kernel records and the mounter
+// cannot choose. nullopt for a mount without one (not FUSE: only root mounts those).
+std::optional<uid_t> fuse_owner(const MountEntry& e);
+
+// `path` is `dir` itself or lies beneath it (both absolute, normalized).
+bool path_within(const std::string& path, const std::string& dir);
 
 // The fuse.leasefs mount whose mount point is exactly `path`, if any (of several
 // stacked there, the one on top).

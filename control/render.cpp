@@ -86,6 +86,16 @@ json render(const service::StatusReport& r) {
   if (r.file_plane) out["file_plane"] = *r.file_plane;
   out["protected_paths"] = r.protected_paths;
   out["ask"] = ask_json(r.ask);
+  json foreign = json::array();
+  for (const auto& m : r.foreign_mounts) {
+    foreign.push_back({{"mount_point", m.mount_point},
+                       {"fstype", m.fstype},
+                       {"source", m.source},
+                       {"uid", m.uid},
+                       {"mount_id", m.mount_id},
+                       {"seen_ms", m.seen_ms}});
+  }
+  out["foreign_mounts"] = std::move(foreign);
   if (!r.state_error.empty()) {
     out["state_error"] = r.state_error;
     out["repair"] = r.repair;

@@ -1,8 +1,9 @@
 // `leasefs mount ROOT --agent USER`: the recommended deployment, where the agent
 // runs as its own user and so can never grant itself. What USER needs:
 //   - the control socket: given to USER's group (mode 0660; root is the approver);
-//   - .longrun/: USER's group may traverse it and read status.md and socket (the
-//     pointer leasectl follows); memory, ledger, audit and state stay the daemon's;
+//   - .longrun/: USER's group may traverse it and read status.md (leasectl finds
+//     the socket in the registry of daemons); memory, ledger, audit and state stay
+//     the daemon's;
 //   - the tree: what USER could not write even under a lease is named in a warning
 //     before anything is mounted (a person's choice, never a refusal).
 #pragma once

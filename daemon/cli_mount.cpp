@@ -37,11 +37,13 @@
 #include "daemon/cli_agent.hpp"
 #include "daemon/git_exclude.hpp"
 #include "daemon/mount_table.hpp"
+#include "daemon/mount_watch.hpp"
 #include "daemon/runtime.hpp"
 #include "fuse/fd_budget.hpp"
 #include "fuse/filesystem.hpp"
 #include "fuse/session.hpp"
 #include "fuse/takeover.hpp"
+#include "protocol/daemon_registry.hpp"
 #include "service/longrun_dir.hpp"
 
 namespace leasefs::daemon {
@@ -320,6 +322,13 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
         runtime.set_undo_touch(nullptr);
       }
     } forget_fs{runtime};
+    // The mount table as it is before our mount: what appears later over the
+    // tree, by a user no approver is, ends every lease (daemon/mount_watch.hpp).
+    std::vector<uid_t> trusted = {0, ::geteuid()};
+    trusted.insert(trusted.end(), cmd.approver_uids.begin(), cmd.approver_uids.end());
+    MountWatch mount_watch(mountpoint == root ? std::vector<std::string>{root}
+                                              : std::vector<std::string>{root, mountpoint},
+                           trusted);
     fuse::MountOptions mo;
     mo.fsname = root;
     mo.debug = cmd.debug_fuse;
@@ -327,6 +336,29 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     mo.on_top = mountpoint_dead;
     fuse::Session session(fs, mountpoint, mo);
     runtime.start_control();
+    const auto own_mount = mount_watch.start(
+        mountpoint, [&runtime](auto mounts) { runtime.set_foreign_mounts(std::move(mounts)); });
+    // Clients find this daemon in the registry, never through the tree
+    // (protocol/daemon_registry.hpp); a clean stop removes the entry.
+    struct Registered {
+      std::string path;
+      ~Registered() { protocol::unregister_daemon(path); }
+    } registered;
+    if (const std::string dir = protocol::registry_dir(::geteuid()); !own_mount) {
+      spdlog::warn("own mount at {} not found in /proc/self/mountinfo: not registered", mountpoint);
+    } else if (dir.empty()) {
+      spdlog::warn("no XDG_RUNTIME_DIR: not registered; clients need --socket {}",
+                   runtime.socket_path());
+    } else {
+      try {
+        registered.path = protocol::register_daemon(
+            dir, {::getpid(), ::geteuid(), own_mount->mount_id, own_mount->device, mountpoint, root,
+                  runtime.socket_path()});
+      } catch (const std::exception& e) {
+        spdlog::warn("not registered: {}; clients need --socket {}", e.what(),
+                     runtime.socket_path());
+      }
+    }
 
     std::thread signal_waiter([&] {
       int sig = 0;
@@ -336,6 +368,8 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
       // daemon does afterwards (closing SQLite, the last audit batch, a log line)
       // can reach its own mount and wait on a loop that has stopped; then stop the
       // control plane (fail closed: no grant survives it), then the loop.
+      protocol::unregister_daemon(registered.path);
+      mount_watch.stop();
       session.unmount();
       runtime.stop();
       session.stop();
@@ -356,6 +390,8 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     int res = session.run();
     sd_notify(0, "STOPPING=1");
     spdlog::info("leaving {} (loop ended: {})", mountpoint, res);
+    protocol::unregister_daemon(registered.path);
+    mount_watch.stop();
     runtime.stop();
     session.unmount();
     // Wake the signal thread if the loop ended for another reason (external unmount).

@@ -31,7 +31,6 @@
 #include "memory/idempotency_store.hpp"
 #include "memory/ledger.hpp"
 #include "memory/sqlite_memory_store.hpp"
-#include "protocol/daemon_discovery.hpp"
 #include "protocol/socket_path.hpp"
 #include "service/event_bus.hpp"
 #include "service/journal_use_cases.hpp"
@@ -222,9 +221,6 @@ struct Runtime::Impl {
         throw Error(Errc::kIoError, *why);
       }
     }
-    // Clients inside the mount find the socket and the daemon's pid here (reads
-    // are never gated; only the daemon writes .longrun).
-    store.write_file("socket", protocol::format_socket_pointer(socket_path, ::getpid()));
     server = std::move(s);
   }
 
@@ -277,6 +273,10 @@ Runtime::Runtime(int root_fd, std::string root_path, RuntimeOptions options)
     : impl_(std::make_unique<Impl>(root_fd, std::move(root_path), std::move(options))) {}
 
 Runtime::~Runtime() = default;
+
+void Runtime::set_foreign_mounts(std::vector<service::ForeignMount> mounts) {
+  impl_->service->set_foreign_mounts(std::move(mounts));
+}
 
 void Runtime::set_file_plane_status(std::function<nlohmann::json()> fn) {
   impl_->service->set_file_plane_status(std::move(fn));

@@ -19,6 +19,7 @@
 #include "gate/gate.hpp"
 #include "gate/protected_paths.hpp"
 #include "journal/journal.hpp"
+#include "service/foreign_mount.hpp"
 
 namespace leasefs::daemon {
 
@@ -30,7 +31,7 @@ struct RuntimeOptions {
   mode_t socket_mode = 0660;
   // The socket's group (--socket-group); -1 keeps the daemon's.
   gid_t socket_gid = static_cast<gid_t>(-1);
-  // --agent: the agent's group may read .longrun/status.md and .longrun/socket
+  // --agent: the agent's group may read .longrun/status.md
   // (LongrunDir::share_with); nullopt: .longrun is the daemon's alone.
   std::optional<gid_t> agent_gid;
   // A connection with no request in progress is closed after this long.
@@ -73,6 +74,10 @@ class Runtime {
   // A path to `name` in the root's .longrun/ that reaches the tree underneath a
   // mount (for the daemon's own log file).
   std::string longrun_path(std::string_view name) const;
+
+  // The mounts over the tree no approver made, as the mount watch sees them
+  // (daemon/mount_watch.hpp): the first ends every lease.
+  void set_foreign_mounts(std::vector<service::ForeignMount> mounts);
 
   // Adds a `file_plane` object to status (see Service::set_file_plane_status).
   void set_file_plane_status(std::function<nlohmann::json()> fn);

@@ -2,8 +2,9 @@
 //
 // Exit codes (scripts and hooks depend on them): 0 ok, 1 the daemon refused (it
 // says why: error[<code>]: <message>), 2 usage error, 3 no daemon answers.
-// The socket comes from --socket, then $LEASEFS_SOCKET, then the leasefs mount
-// that contains the current directory.
+// The socket comes from --socket, then $LEASEFS_SOCKET, then the registry of
+// running daemons: the one whose tree contains the current directory (or, as a
+// host hook, the session's directory), found without reading the tree.
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -11,7 +12,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -53,6 +53,9 @@ void on_signal(int) {
 
 struct Options {
   std::string socket;
+  // Where to look for the daemon when no socket is named: the current directory,
+  // or the session's directory a host hook is told.
+  std::string discover_from;
   bool json = false;
   std::string idempotency_key;
 
@@ -105,20 +108,25 @@ std::optional<Target> find_socket(const Options& o, std::string* tried, bool* un
     *tried = std::string(env) + " (LEASEFS_SOCKET)";
     return Target{env, std::nullopt};
   }
-  std::error_code ec;
-  auto cwd = std::filesystem::current_path(ec);
-  if (ec) {
-    *tried = "none: no --socket, no LEASEFS_SOCKET, and the current directory is unknown";
-    return std::nullopt;
+  std::string dir = o.discover_from;
+  if (dir.empty()) {
+    // getcwd(3) asks the kernel for the name: nothing mounted there is entered.
+    std::error_code ec;
+    dir = std::filesystem::current_path(ec).string();
+    if (ec) {
+      *tried = "none: no --socket, no LEASEFS_SOCKET, and the current directory is unknown";
+      return std::nullopt;
+    }
   }
-  auto found = leasefs::protocol::discover_daemon(cwd.string(), ::getuid());
+  auto found = leasefs::protocol::discover_daemon(dir, ::getuid());
   if (!found.daemon) {
     *untrusted = found.untrusted;
     *tried = found.untrusted ? found.problem
                              : "none: no --socket, no LEASEFS_SOCKET, and " + found.problem;
     return std::nullopt;
   }
-  *tried = found.daemon->socket + " (from the leasefs mount at " + found.daemon->mountpoint + ")";
+  *tried = found.daemon->socket + " (the daemon registered for the leasefs mount at " +
+           found.daemon->mountpoint + ")";
   return Target{found.daemon->socket, std::move(found.daemon)};
 }
 
@@ -592,12 +600,10 @@ int main(int argc, char** argv) {
   if (as_hook) {
     const json input = read_hook_input();
     const bool stop_active = input.value("stop_hook_active", false);
-    // The host says where the session works; find the daemon from there.
-    if (input.contains("cwd") && input["cwd"].is_string() &&
-        ::chdir(input["cwd"].get<std::string>().c_str()) != 0) {
-      std::fprintf(stderr, "leasectl: cannot enter the session's directory %s: %s\n",
-                   input["cwd"].get<std::string>().c_str(), std::strerror(errno));
-      return hook_failure(call.cmd, kExitNoDaemon, stop_active);
+    // The host says where the session works; the daemon is found for that path,
+    // which is never entered: the agent may have mounted or parked anything there.
+    if (input.contains("cwd") && input["cwd"].is_string()) {
+      o.discover_from = input["cwd"].get<std::string>();
     }
     if (call.cmd != "turn" && call.cmd != "end-turn") {
       std::fprintf(stderr, "leasectl --hook runs `turn` or `end-turn`, not `%s`\n",

@@ -113,6 +113,14 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
   std::string mode = str(r, "access_mode", "read_only");
   std::fprintf(out, "%-10s %s\n", "access",
                (mode == "leased" ? st.green(mode) : st.yellow(mode)).c_str());
+  // A mount no approver made over the tree: no lease until it is gone.
+  for (const auto& m : r.value("foreign_mounts", json::array())) {
+    std::fprintf(out, "%-10s %s\n", "warning",
+                 st.red("foreign mount at " + str(m, "mount_point") + " (" + str(m, "fstype") +
+                        ", mounted by uid " + str(m, "uid") +
+                        "): every grant was revoked and none is issued until it is gone")
+                     .c_str());
+  }
   const json grants = r.value("grants", json::array());
   std::fprintf(out, "%-10s %zu\n", "grants", grants.size());
   for (const auto& g : grants) std::fprintf(out, "  %s\n", grant_line(g).c_str());
@@ -305,7 +313,9 @@ std::string format_event(const json& e, const Style& st) {
   std::string line = st.dim(buf) + " ";
   std::string type = str(e, "type", "event");
   std::string padded = type.size() < 16 ? type + std::string(16 - type.size(), ' ') : type;
-  line += (type == "refusal" || type == "budget_refused" ? st.red(padded) : st.bold(padded));
+  line +=
+      (type == "refusal" || type == "budget_refused" || type == "foreign_mount" ? st.red(padded)
+                                                                                : st.bold(padded));
   for (const auto& [key, value] : e.items()) {
     if (key == "type" || key == "ts_ms" || key == "seq") continue;
     line += " " + inert(key) + "=" +

@@ -1,19 +1,20 @@
 // Finding the daemon that serves a directory, and deciding whether to trust what
 // answers on its socket.
 //
-// The agent has a shell under its own uid: it can mount a FUSE filesystem of its
-// own over a directory it owns (even one that calls itself fuse.leasefs), and it
-// can bind a socket wherever it may write. A client that followed either would
-// advance turns on a daemon that gates nothing, or show an approver what the agent
-// chose. So a socket found by discovery (not named with --socket or
-// LEASEFS_SOCKET) is used only when:
-//   - the leasefs mount serving the directory is the top of the mount stack there
-//     and no other leasefs mount lies underneath it (nested roots are not
-//     supported, so a stacked one is somebody else's);
-//   - that mount was made by root or by the user running the client (user_id= in
-//     the mount's options, which the kernel sets and the mounter cannot choose);
-//   - the process at the socket is root or that mount's owner (SO_PEERCRED), and,
-//     when the daemon recorded its pid in .longrun/socket, it is that very process.
+// The agent has a shell under its own uid and owns the tree: it can mount a FUSE
+// filesystem of its own over any directory of it (even one that calls itself
+// fuse.leasefs), park whatever a client would read there, and bind a socket
+// wherever it may write. So discovery reads nothing inside the tree. A daemon is
+// found in the registry of running daemons (protocol/daemon_registry.hpp), which
+// only root (or, for a user's own daemons, that user) can change, and is used only
+// when:
+//   - its entry names a fuse.leasefs mount that is still in this process's mount
+//     table with the same mount id, device, mount point and owner (user_id=), and
+//     that owner is root or the user running the client;
+//   - its root or its mount point contains the directory (by path, as the kernel
+//     names it: nothing mounted on top of the tree is entered or asked);
+//   - once connected, the process at the socket is root or that owner and is the
+//     very pid the entry names (SO_PEERCRED).
 #pragma once
 
 #include <sys/types.h>
@@ -27,31 +28,25 @@ namespace leasefs::protocol {
 struct DiscoveredDaemon {
   std::string socket;      // where to connect
   std::string mountpoint;  // the leasefs mount serving the directory
-  std::string root;        // the root it mirrors (the mount's source)
+  std::string root;        // the root it mirrors
   uid_t owner = 0;         // who mounted it (the mount's user_id=)
-  pid_t pid = 0;           // the daemon's pid from .longrun/socket; 0 when unknown
+  pid_t pid = 0;           // the daemon's pid, from its registry entry
 };
 
 struct Discovery {
   std::optional<DiscoveredDaemon> daemon;
-  // Why there is no daemon: not inside a leasefs mount, or one that is not trusted.
+  // Why there is no daemon: the directory is in no served tree, in several, or
+  // in a leasefs mount no daemon registered.
   std::string problem;
   bool untrusted = false;  // a mount was found and refused
 };
 
-// The daemon serving `dir`, as seen by a client running as `self`.
+// The daemon serving `dir` (an absolute path; a relative one is taken from the
+// current directory), as seen by a client running as `self`.
 Discovery discover_daemon(std::string_view dir, uid_t self);
 
 // nullopt when the peer of the connected socket `fd` may be the daemon `d`
 // describes; otherwise what is wrong, for the person reading it.
 std::optional<std::string> check_daemon_peer(int fd, const DiscoveredDaemon& d);
-
-// .longrun/socket: the socket path on the first line, then "pid N".
-struct SocketPointer {
-  std::string socket;
-  pid_t pid = 0;
-};
-std::string format_socket_pointer(std::string_view socket, pid_t pid);
-std::optional<SocketPointer> parse_socket_pointer(std::string_view text);
 
 }  // namespace leasefs::protocol

@@ -111,7 +111,7 @@ pid_t LongrunDir::lock_holder(int root_fd) {
 }
 
 bool LongrunDir::is_agent_readable(std::string_view name) {
-  return name == "status.md" || name == "socket";
+  return name == "status.md";
 }
 
 void LongrunDir::share_with(std::optional<gid_t> agent_gid) {

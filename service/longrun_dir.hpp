@@ -33,8 +33,8 @@ class LongrunDir {
   // (0600). nullopt: .longrun is the daemon's alone again (0700). Throws Error.
   void share_with(std::optional<gid_t> agent_gid);
   std::optional<gid_t> agent_gid() const noexcept { return agent_gid_; }
-  // status.md (how to ask) and socket (where to ask); nothing the agent could use
-  // to learn or change what was agreed.
+  // status.md (how to ask); nothing the agent could use to learn or change what
+  // was agreed. (The daemon's socket is found in the registry of daemons.)
   static bool is_agent_readable(std::string_view name);
 
  private:

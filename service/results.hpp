@@ -14,6 +14,7 @@
 #include "gate/task_status.hpp"
 #include "memory/ledger_types.hpp"
 #include "memory/record.hpp"
+#include "service/foreign_mount.hpp"
 
 namespace leasefs::service {
 
@@ -45,8 +46,9 @@ struct StatusReport {
   std::optional<nlohmann::json> file_plane;
   std::vector<std::string> protected_paths;
   AskStatus ask;
-  std::string state_error;  // empty unless state.json could not be read
-  std::string repair;       // how to repair it, with state_error
+  std::vector<ForeignMount> foreign_mounts;  // mounts over the tree no approver made
+  std::string state_error;                   // empty unless state.json could not be read
+  std::string repair;                        // how to repair it, with state_error
 };
 
 struct StartResult {

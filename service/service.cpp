@@ -270,6 +270,7 @@ StatusReport Service::status() {
   out.protected_paths.push_back(".longrun/**");
   for (auto& glob : gate_.protected_globs()) out.protected_paths.push_back(std::move(glob));
   out.ask = ask_status();
+  out.foreign_mounts = foreign_mounts_;
   if (!state_error_.empty()) {
     out.state_error = state_error_;
     out.repair = kStateRepairHint;
@@ -352,6 +353,7 @@ GrantResult Service::grant(const GrantArgs& args, const gate::Actor& actor) {
   auto lock = lock_service();
   require_approver(actor, "grant a lease");
   require_in_progress(state_, "grant");
+  require_no_foreign_mount();
   if (args.reason.empty()) {
     throw Error(Errc::kInvalidArgument, "a grant needs a reason, in the approver's own words");
   }
@@ -509,6 +511,7 @@ ApproveResult Service::approve(const std::string& request_id, const std::string&
   require_readable_state();
   // Check first, so that an approval never gets consumed without becoming a lease.
   require_in_progress(state_, "approve");
+  require_no_foreign_mount();
   memory::DecisionOutcome outcome;
   try {
     outcome = change_requests([&](memory::Ledger& l) {

@@ -21,6 +21,7 @@
 #include "memory/ledger.hpp"
 #include "memory/memory_store.hpp"
 #include "service/event_bus.hpp"
+#include "service/foreign_mount.hpp"
 #include "service/results.hpp"
 #include "service/state_store.hpp"
 #include "service/status_file.hpp"
@@ -98,6 +99,11 @@ class Service {
   // only). `ms` 0 turns it off; nullopt returns to the mount's.
   SetAskResult set_ask(std::optional<int64_t> ms, const gate::Actor& actor);
 
+  // The mounts no approver made on or beneath the tree, as the daemon's mount
+  // watch sees them now (service/service_foreign_mounts.cpp): the first revokes
+  // every grant; while any is listed, grant and approve are refused.
+  void set_foreign_mounts(std::vector<ForeignMount> mounts);
+
   // An extra `file_plane` object in status (descriptors, busy processes), from
   // the daemon, which owns the file system. Set before the control plane starts.
   void set_file_plane_status(std::function<nlohmann::json()> fn) {
@@ -169,6 +175,8 @@ class Service {
   // Closes the ledger request of an ask that ended (rejected by the daemon).
   void close_ask_request(const std::string& request_id, const std::string& why);
   AskStatus ask_status() const;
+  // Error{foreign_mount} while a foreign mount is listed (caller holds mu_).
+  void require_no_foreign_mount() const;
   gate::TaskState task_from_checkpoint(const memory::Record& record);
 
   std::function<nlohmann::json()> file_plane_status_;
@@ -186,6 +194,7 @@ class Service {
   int64_t ask_default_ms_ = 0;
   std::map<std::string, uint64_t> asks_;  // request id -> the filesystem's ask id
   uint64_t refusals_total_ = 0;           // of this task, while the daemon runs
+  std::vector<ForeignMount> foreign_mounts_;
   // Set when state.json could not be read at start: the daemon serves anyway,
   // read-only for everyone (no state change is saved, so the file is kept as it
   // was for repair), and status says what is wrong and how to repair it.

@@ -1,28 +1,96 @@
-// The pieces of daemon discovery and of command-line help that need no daemon.
+// The pieces of daemon discovery, of the mount watch and of command-line help that
+// need no daemon.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+
+#include "base/mountinfo.hpp"
+#include "daemon/mount_watch.hpp"
 #include "protocol/arg_text.hpp"
 #include "protocol/daemon_discovery.hpp"
+#include "protocol/daemon_registry.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate {
 namespace {
 
-TEST(SocketPointer, RoundTripsPathAndPid) {
-  auto p = protocol::parse_socket_pointer(
-      protocol::format_socket_pointer("/run/leasefs/srv-p.sock", 4242));
-  ASSERT_TRUE(p);
-  EXPECT_EQ(p->socket, "/run/leasefs/srv-p.sock");
-  EXPECT_EQ(p->pid, 4242);
+protocol::RegistryEntry entry(pid_t pid, int mount_id) {
+  return {pid, ::geteuid(), mount_id, "0:99", "/srv/p", "/srv/p", "/run/leasefs/srv-p.sock"};
 }
 
-TEST(SocketPointer, AnOlderPointerHasNoPidAndAnEmptyOneIsNothing) {
-  auto p = protocol::parse_socket_pointer("/tmp/ctl.sock\n");
-  ASSERT_TRUE(p);
-  EXPECT_EQ(p->socket, "/tmp/ctl.sock");
-  EXPECT_EQ(p->pid, 0);
-  EXPECT_FALSE(protocol::parse_socket_pointer(""));
-  EXPECT_FALSE(protocol::parse_socket_pointer("\npid 3\n"));
+pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+TEST(DaemonRegistry, OnlyLiveEntriesTheOwnerWroteInADirectoryNobodyElseWritesAreRead) {
+  const std::string dir = test::make_temp_dir("leasefs-registry-") + "/daemons";
+  const std::string mine = protocol::register_daemon(dir, entry(::getpid(), 41));
+  auto read = protocol::read_registry(dir, ::geteuid());
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].mount_id, 41);
+  EXPECT_EQ(read[0].socket, "/run/leasefs/srv-p.sock");
+
+  // A dead daemon's entry is ignored, and swept by the next daemon to register.
+  const std::string stale = protocol::register_daemon(dir, entry(dead_pid(), 42));
+  EXPECT_EQ(protocol::read_registry(dir, ::geteuid()).size(), 1u);
+  protocol::register_daemon(dir, entry(::getpid(), 43));
+  struct stat st {};
+  EXPECT_NE(::stat(stale.c_str(), &st), 0) << stale;
+
+  // Another owner's file, or one others may write, is not an entry.
+  ASSERT_EQ(::chown((dir + "/43.json").c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chmod(mine.c_str(), 0666), 0);
+  EXPECT_TRUE(protocol::read_registry(dir, ::geteuid()).empty());
+  ASSERT_EQ(::chmod(mine.c_str(), 0644), 0);
+  EXPECT_EQ(protocol::read_registry(dir, ::geteuid()).size(), 1u);
+
+  // Nor is anything in a directory others may write.
+  ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+  std::string why;
+  EXPECT_TRUE(protocol::read_registry(dir, ::geteuid(), &why).empty());
+  EXPECT_NE(why.find("writable by others"), std::string::npos) << why;
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+
+  // A clean stop removes the daemon's own entry, never another's.
+  protocol::unregister_daemon(dir + "/43.json");
+  EXPECT_EQ(::stat((dir + "/43.json").c_str(), &st), 0);
+  protocol::unregister_daemon(mine);
+  EXPECT_NE(::stat(mine.c_str(), &st), 0);
+  test::remove_tree(dir.substr(0, dir.rfind('/')));
+}
+
+TEST(ForeignMounts, OnlyNewFuseMountsOnTheTreeByUsersNoApproverIs) {
+  auto mount = [](int id, std::string mp, std::string fstype, std::string super) {
+    base::MountEntry m;
+    m.mount_id = id;
+    m.mount_point = std::move(mp);
+    m.fstype = std::move(fstype);
+    m.source = "src";
+    m.super_options = std::move(super);
+    return m;
+  };
+  const std::vector<base::MountEntry> table = {
+      mount(1, "/srv/p", "fuse.leasefs", "rw,user_id=0,group_id=0"),  // the daemon's own
+      mount(2, "/srv/p", "fuse.agentfs", "rw,user_id=1000,group_id=1000"),
+      mount(3, "/srv/p/src/deep", "fuse", "rw,user_id=1000,group_id=1000"),
+      mount(4, "/srv/p/tmp", "tmpfs", "rw"),                                // root made it
+      mount(5, "/srv/p/x", "fuse.sshfs", "rw,user_id=2000,group_id=2000"),  // an approver's
+      mount(6, "/srv/project2", "fuse", "rw,user_id=1000,group_id=1000"),   // not the tree
+      mount(7, "/srv/p/odd", "fuse.odd", "rw"),                         // no user_id=: fail closed
+      mount(8, "/srv/p/old", "fuse", "rw,user_id=1000,group_id=1000"),  // there before
+  };
+  const auto found = daemon::foreign_mounts(table, {1, 8}, {"/srv/p"}, {0, 2000});
+  std::vector<int> ids;
+  for (const auto& m : found) ids.push_back(m.mount_id);
+  EXPECT_EQ(ids, (std::vector<int>{2, 3, 7}));
+  EXPECT_EQ(found[0].uid, 1000u);
+  EXPECT_EQ(found[0].mount_point, "/srv/p");
 }
 
 TEST(DiscoverDaemon, OutsideAnyMountSaysSoAndTrustsNothing) {

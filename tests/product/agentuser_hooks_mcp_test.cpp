@@ -132,6 +132,38 @@ TEST_F(HostSideTest, AgentTurnWrapperFailsClosed) {
   EXPECT_EQ(r.exit_code, 7) << r.output;  // the agent's own exit code
 }
 
+// Mirrored elsewhere, the daemon is found from the root's own path too, without
+// --socket: the registry names the root it mirrors.
+TEST_F(HostSideTest, HookFindsTheDaemonFromTheRootItMirrors) {
+  mount();
+  ControlClient c(sock);
+  ASSERT_TRUE(c.call("start", {{"description", "from the root"}}).value("ok", false));
+  const int64_t before = c.call("status")["result"]["turn"].get<int64_t>();
+  HookRun h = run_hook(hook_command("claude-code", "UserPromptSubmit"),
+                       R"({"hook_event_name":"UserPromptSubmit"})", root, base);
+  EXPECT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_EQ(c.call("status")["result"]["turn"].get<int64_t>(), before + 1);
+}
+
+// A directory inside the trees of two daemons (a root mounted inside another's):
+// leasectl names both and picks neither.
+TEST_F(HostSideTest, DirectoryInTwoTreesNamesBothDaemons) {
+  mount();
+  // Its root beneath the outer mount (where no lease is needed), mounted inside it.
+  ASSERT_EQ(::mkdir((root + "/inner").c_str(), 0755), 0);
+  const std::string inner = mnt + "/inner";
+  RunResult r = leasefs({"mount", root + "/inner", inner, "--socket", base + "/inner.sock"}, inner,
+                        root + "/inner");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  RunOptions o;
+  o.cwd = inner;
+  RunResult status = run_sh("env -u LEASEFS_SOCKET " + q(LEASECTL_PATH) + " status", o);
+  EXPECT_EQ(status.exit_code, 3) << status.output;
+  EXPECT_NE(status.output.find("in the trees of 2 daemons"), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find(sock), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find(base + "/inner.sock"), std::string::npos) << status.output;
+}
+
 TEST_F(HostSideTest, McpSessionOverStdio) {
   mount();
   ControlClient c(sock);

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/security/agentuser_daemons.hpp"
 #include "tests/support/control_client.hpp"
 
@@ -108,20 +110,27 @@ TEST_F(AgentUserTest, StackedMountMadeByTheAgentIsRefused) {
   }
   ASSERT_EQ(read_text(agent_dir + "/mount.out"), "ready\n");
 
-  // The agent's host runs the turn hook inside the stacked mount.
+  // The agent runs leasectl inside its stacked mount: its impostor is not asked;
+  // the real daemon is found, whose socket is not the agent's to use.
   // (cd in the script: the test runner changes directory before it drops root, and
   // a FUSE mount without allow_other lets in only its owner.)
   RunResult turn =
       as_user(kAgent, kAgentGid, "cd " + q(sub) + " && " + q(LEASECTL_PATH) + " turn", base);
   EXPECT_EQ(turn.exit_code, 3) << turn.output;
   EXPECT_EQ(turn.output.find("turn 99"), std::string::npos) << turn.output;
-  EXPECT_NE(turn.output.find("stacked inside the leasefs mount at " + mnt), std::string::npos)
-      << turn.output;
+  EXPECT_EQ(turn.output.find(fake_sock), std::string::npos) << turn.output;
+  EXPECT_NE(turn.output.find(sock), std::string::npos) << turn.output;
 
-  // The real daemon's lease is untouched: only a real turn revokes it.
+  // The person's turn hook for a session in that directory (which root cannot even
+  // enter) reaches the real daemon and ends the lease.
+  const std::string input = nlohmann::json{{"cwd", sub}}.dump();
+  RunResult hook =
+      run_sh("echo " + q(input) + " | env -u LEASEFS_SOCKET " + q(LEASECTL_PATH) + " --hook turn");
+  EXPECT_EQ(hook.exit_code, 0) << hook.output;
   ControlClient c(sock);
   auto status = c.call("status");
-  EXPECT_EQ(status["result"]["access_mode"], "leased") << status.dump();
+  EXPECT_EQ(status["result"]["turn"], 1) << status.dump();
+  EXPECT_EQ(status["result"]["access_mode"], "read_only") << status.dump();
 }
 
 // The control: the real daemon, mounted by root, is found and trusted.

@@ -54,7 +54,7 @@ TEST_F(AgentUserTest, AgentSetupInOneCommand) {
   RunResult person = run_argv({LEASECTL_PATH, "--socket", sock, "start", "edit a.txt"});
   ASSERT_EQ(person.exit_code, 0) << person.output;
 
-  // With a task, every file of .longrun exists; only status.md and socket are the agent's.
+  // With a task, every file of .longrun exists; only status.md is the agent's.
   for (const char* name : {"state.json", "memory.db", "audit.jsonl", "lock"}) {
     RunResult peek = as_user(uid, gid, std::string("cat ../.longrun/") + name, src);
     EXPECT_NE(peek.exit_code, 0) << name << ": " << peek.output;
