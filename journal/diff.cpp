@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "base/inert_text.hpp"
 #include "base/spawn.hpp"
 #include "journal/beneath.hpp"
 #include "journal/undo.hpp"
@@ -144,8 +145,10 @@ std::string unified(const Journal& j, const std::string& path, const std::string
     return p;
   };
   const std::string a = put("a", before), b = put("b", after);
-  base::RunResult r = base::run_argv({"diff", "-u", "--label", before ? "a/" + path : "/dev/null",
-                                      "--label", after ? "b/" + path : "/dev/null", a, b});
+  // The labels are the ---/+++ header lines: quoted as git quotes them.
+  base::RunResult r =
+      base::run_argv({"diff", "-u", "--label", before ? base::quote_name("a/" + path) : "/dev/null",
+                      "--label", after ? base::quote_name("b/" + path) : "/dev/null", a, b});
   ::unlink(a.c_str());
   ::unlink(b.c_str());
   ::rmdir(dir.c_str());
@@ -219,6 +222,9 @@ json diff(const Journal& journal, const DiffRequest& req) {
     const After& a = afters[i];
     if (rename_targets.contains(i) || inside_moved_dir(b.path)) continue;
     json c = {{"path", b.path}};
+    // Every name in the text is quoted (a newline in it never starts a line);
+    // `changes` keeps the exact bytes.
+    const std::string name = base::quote_name(b.path);
     std::vector<std::string> lines;
     const std::string* before_content = nullptr;
     std::optional<std::string> before_text;
@@ -227,42 +233,43 @@ json diff(const Journal& journal, const DiffRequest& req) {
       const std::string& to = entries[r->second].path;
       c["change"] = "renamed";
       c["to"] = to;
-      lines.push_back("renamed " + b.path + " -> " + to);
+      lines.push_back("renamed " + name + " -> " + base::quote_name(to));
     } else if (b.kind == "absent" && a.kind == "absent") {
       continue;  // created and removed within the turn (a temporary)
     } else if (b.kind == "absent") {
       c["change"] = "created";
       c["kind"] = a.kind;
-      lines.push_back("created " + a.kind + " " + b.path +
-                      (a.kind == "symlink" ? " -> " + a.target : "") +
+      lines.push_back("created " + a.kind + " " + name +
+                      (a.kind == "symlink" ? " -> " + base::quote_name(a.target) : "") +
                       (a.kind != "symlink" ? " (mode " + octal(a.mode) + ")" : ""));
       content_changed = a.kind == "file";
     } else if (a.kind == "absent") {
       c["change"] = "deleted";
       c["kind"] = b.kind;
-      lines.push_back("deleted " + b.kind + " " + b.path);
+      lines.push_back("deleted " + b.kind + " " + name);
       if (b.kind == "file") {
         before_text = blob_content(journal, b);
         content_changed = true;
       }
     } else if (a.kind != b.kind) {
       c["change"] = "replaced";
-      lines.push_back("replaced " + b.kind + " " + b.path + " with a " + a.kind);
+      lines.push_back("replaced " + b.kind + " " + name + " with a " + a.kind);
     } else {
       c["change"] = "modified";
       if ((b.mode & 07777) != (a.mode & 07777) && b.kind != "symlink") {
         c["mode"] = {octal(b.mode), octal(a.mode)};
-        lines.push_back("mode " + b.path + " " + octal(b.mode) + " -> " + octal(a.mode));
+        lines.push_back("mode " + name + " " + octal(b.mode) + " -> " + octal(a.mode));
       }
       if (b.uid != a.uid || b.gid != a.gid) {
         c["owner"] = {std::to_string(b.uid) + ":" + std::to_string(b.gid),
                       std::to_string(a.uid) + ":" + std::to_string(a.gid)};
-        lines.push_back("owner " + b.path + " " + c["owner"][0].get<std::string>() + " -> " +
+        lines.push_back("owner " + name + " " + c["owner"][0].get<std::string>() + " -> " +
                         c["owner"][1].get<std::string>());
       }
       if (b.kind == "symlink" && b.target != a.target) {
         c["target"] = {b.target, a.target};
-        lines.push_back("symlink " + b.path + " -> " + b.target + " now -> " + a.target);
+        lines.push_back("symlink " + name + " -> " + base::quote_name(b.target) + " now -> " +
+                        base::quote_name(a.target));
       }
       if (b.kind == "file") {
         before_text = blob_content(journal, b);
@@ -273,7 +280,7 @@ json diff(const Journal& journal, const DiffRequest& req) {
     if (!b.undoable) {
       c["undoable"] = false;
       c["why"] = b.why;
-      lines.push_back("not undoable: " + b.path + " (" + b.why + ")");
+      lines.push_back("not undoable: " + name + " (" + base::inert(b.why) + ")");
     }
     if (before_text) before_content = &*before_text;
     if (content_changed && (b.kind == "file" || a.kind == "file")) {
@@ -283,16 +290,16 @@ json diff(const Journal& journal, const DiffRequest& req) {
       c["content"] = true;
       if ((b.kind == "file" && !readable_by(req.reader, b.mode, b.uid, b.gid)) ||
           (a.kind == "file" && !readable_by(req.reader, a.mode, a.uid, a.gid))) {
-        lines.push_back("content of " + b.path + " changed (not shown: not readable by uid " +
+        lines.push_back("content of " + name + " changed (not shown: not readable by uid " +
                         std::to_string(req.reader->first) + ")");
       } else if (!before_known || !after_known) {
-        lines.push_back("content of " + b.path + " changed (too large to show: " +
+        lines.push_back("content of " + name + " changed (too large to show: " +
                         std::to_string(b.size) + " -> " + std::to_string(a.size) + " bytes)");
       } else if ((before_content && is_binary(*before_content)) ||
                  (after_content && is_binary(*after_content))) {
         c["binary"] = true;
         if (b.kind == "file" && a.kind == "file")
-          lines.push_back("Binary file " + b.path + " changed (" +
+          lines.push_back("Binary file " + name + " changed (" +
                           std::to_string(before_content ? before_content->size() : 0) + " -> " +
                           std::to_string(after_content ? after_content->size() : 0) + " bytes)");
       } else if (!req.stat) {
@@ -306,7 +313,7 @@ json diff(const Journal& journal, const DiffRequest& req) {
                         a.kind == "file" ? after_content : nullptr);
       }
     }
-    if (req.stat && lines.empty()) lines.push_back(c.value("change", std::string()) + " " + b.path);
+    if (req.stat && lines.empty()) lines.push_back(c.value("change", std::string()) + " " + name);
     for (const auto& l : lines) text += l + "\n";
     changes.push_back(std::move(c));
   }

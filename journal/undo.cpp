@@ -14,6 +14,7 @@
 
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
+#include "base/inert_text.hpp"
 #include "journal/beneath.hpp"
 
 namespace leasefs::journal {
@@ -198,7 +199,8 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
   if (!conflicts.empty() && !req.force) {
     std::string list;
     for (const auto& c : conflicts) {
-      list += "\n  " + c["path"].get<std::string>() + " (changed again in turn " +
+      // Quoted: a name never starts a line of this message (base/inert_text.hpp).
+      list += "\n  " + base::quote_name(c["path"].get<std::string>()) + " (changed again in turn " +
               std::to_string(c["turn"].get<uint64_t>()) + ")";
     }
     throw Error(Errc::kUndoConflict, "undo of turn " + std::to_string(req.turn) +

@@ -76,6 +76,7 @@ struct Options {
   size_t limit = 10;
   std::string title;
   std::string content;
+  std::vector<std::string> types;  // watch: only events of these types
 };
 
 // What to send, once the command line is understood.
@@ -137,9 +138,11 @@ int print_error(const json& reply, const leasefs::leasectl::Style& err_style) {
   json error = reply.value("error", json::object());
   std::string code = error.value("code", "unknown");
   std::string message = error.value("message", "");
+  // A message may be several lines (undo_conflict lists paths, quoted by the
+  // daemon): real lines, each shown inert.
   std::fprintf(stderr, "%s %s\n",
                err_style.red("error[" + leasefs::base::inert(code) + "]:").c_str(),
-               leasefs::base::inert(message).c_str());
+               leasefs::leasectl::render_lines(message, leasefs::base::inert_line).c_str());
   return kExitRefused;
 }
 
@@ -159,12 +162,17 @@ int run_watch(Client& client, const Options& o, const leasefs::leasectl::Style& 
   while (!g_interrupted) {
     auto line = client.read_line(std::chrono::milliseconds(250));
     if (!line) continue;
+    json event = json::parse(*line, nullptr, false);
+    if (!o.types.empty() && std::find(o.types.begin(), o.types.end(),
+                                      event.is_object() ? event.value("type", std::string())
+                                                        : std::string()) == o.types.end()) {
+      continue;
+    }
     if (o.json) {
       std::printf("%s\n", line->c_str());
     } else {
-      json event = json::parse(*line, nullptr, false);
       std::printf("%s\n", event.is_discarded()
-                              ? line->c_str()
+                              ? leasefs::base::inert(*line).c_str()
                               : leasefs::leasectl::format_event(event, style).c_str());
     }
   }
@@ -492,6 +500,11 @@ int main(int argc, char** argv) {
     if (!o.reason.empty()) call.args["reason"] = o.reason;
     if (!journal_paths.empty()) call.args["paths"] = journal_paths;
   });
+
+  subs.at("watch")
+      ->add_option("--type", o.types,
+                   "only events of these types, e.g. refusal,grant (repeatable; with --json too)")
+      ->delimiter(',');
 
   std::string hooks_host;
   auto* hooks_cmd =
