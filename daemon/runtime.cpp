@@ -117,6 +117,7 @@ struct Runtime::Impl {
       ctx.audit_verify = [this] { return verify_result_json(audit.verify()); };
       ctx.control_stats = [c = budget_counters] { return c->to_json(); };
       ctx.journal = journal_cases.get();
+      ctx.flush_refusals = [p = pump.get()] { p->flush_refusals(); };
       dispatcher = std::make_unique<control::Dispatcher>(std::move(ctx), &memo);
     } catch (...) {
       shutdown();

@@ -147,7 +147,8 @@ void Gate::report_refusal(Op op, std::string_view path, const Caller& caller,
         recent_.insert_or_assign(std::move(key), RecentRefusal{now, process});
       }
     }
-    sink->on_refusal(Refusal{op, std::string(path), caller, std::move(process), reason, 1, now});
+    sink->on_refusal(Refusal{op, std::string(path), caller, std::move(process), reason, 1, now,
+                             snapshot()->turn});
   } catch (...) {
     // Reporting must never turn a refusal into a crash of the filesystem thread.
   }

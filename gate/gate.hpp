@@ -28,6 +28,7 @@ struct Refusal {
   DenyReason reason = DenyReason::kNone;
   uint64_t count = 1;  // how many identical refusals this event stands for
   int64_t at_ms = 0;
+  uint64_t turn = 0;  // the turn it was refused in
 };
 
 // A mutation the gate allowed (every op but the writes through an open file,
