@@ -174,7 +174,8 @@ class Filesystem final : public gate::PublishListener {
   void attach_asks(gate::AskChannel* channel) { parked_.attach(channel); }
   ParkedRequests& parked() noexcept { return parked_; }
   // Parks `req` after the refusal `noted` of `caller`; false when it must fail now.
-  bool park(fuse_req_t req, const NotedRefusal& noted, ParkedRequests::Attempt attempt);
+  // Parked, it takes the refusal's report, made only if the wait fails it.
+  bool park(fuse_req_t req, NotedRefusal& noted, ParkedRequests::Attempt attempt);
 
   int gate_handle(gate::Op op, FileHandle& handle, const gate::Caller& caller) {
     const Inode& inode = *handle.inode;
@@ -319,6 +320,7 @@ void attempt_or_park(fuse_req_t req, const char* op, Attempt attempt) noexcept {
       };
       if (Filesystem::of(req).park(req, *note.refusal(), std::move(again))) return;
     }
+    note.report();  // before the reply: `status` right after the failure shows it
     reply_status(req, res);
   });
 }

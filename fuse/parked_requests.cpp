@@ -35,9 +35,8 @@ void ParkedRequests::note_publication(const gate::GateSnapshot& snapshot) {
   in_progress_ = snapshot.has_task && snapshot.status == gate::TaskStatus::kInProgress;
 }
 
-bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot,
-                          const NotedRefusal& refusal, const gate::Caller& caller,
-                          Attempt attempt) {
+bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot, NotedRefusal& refusal,
+                          const gate::Caller& caller, Attempt attempt) {
   if (snapshot.ask_ms <= 0) return false;
   std::vector<std::string> all = refusal.paths;
   all.insert(all.end(), refusal.trees.begin(), refusal.trees.end());
@@ -69,7 +68,10 @@ bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot,
   }
   {
     std::lock_guard lock(mu_);
-    if (auto it = parked_.find(id); it != parked_.end()) it->second.registered = true;
+    if (auto it = parked_.find(id); it != parked_.end()) {
+      it->second.report = std::move(refusal.report);
+      it->second.registered = true;
+    }
   }
   cv_.notify_all();
   return true;
@@ -149,9 +151,11 @@ void ParkedRequests::finish(uint64_t id, Parked p, Outcome outcome, gate::AskEnd
       p.attempt(p.req);
       return;
     case Outcome::kRejected:
+      if (p.report) p.report();
       reply_status(p.req, -EACCES);
       return;
     case Outcome::kEnded:
+      if (p.report) p.report();
       reply_status(p.req, end == gate::AskEnd::kInterrupted ? -EINTR : -EACCES);
       channel_->ended(id, end);
       return;

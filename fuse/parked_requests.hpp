@@ -43,7 +43,9 @@ class ParkedRequests final : public gate::AskWaiter {
   // Parks `req` when `snapshot` has ask mode on, the refusal may be asked of a
   // person (gate::may_ask) and fewer than the bound are parked. True: a reply will
   // come from this class. False: nothing happened, the caller fails the request.
-  bool park(fuse_req_t req, const gate::GateSnapshot& snapshot, const NotedRefusal& refusal,
+  // Parked, it takes `refusal.report`, made when the wait ends without letting
+  // the operation through (rejected, timed out, end of turn, killed, stopping).
+  bool park(fuse_req_t req, const gate::GateSnapshot& snapshot, NotedRefusal& refusal,
             const gate::Caller& caller, Attempt attempt);
 
   void on_answer(uint64_t id, bool approved) noexcept override;
@@ -61,6 +63,7 @@ class ParkedRequests final : public gate::AskWaiter {
   struct Parked {
     fuse_req_t req = nullptr;
     Attempt attempt;
+    std::function<void()> report;  // the refusal, reported if the wait fails it
     Clock::time_point deadline;
     uint64_t turn = 0;
     bool registered = false;  // its interrupt callback is set: the thread may reply
