@@ -173,5 +173,28 @@ TEST_F(ReviewTextTest, WatchShowsDatesFiltersByTypeAndSpeaksJson) {
   EXPECT_EQ(types, (std::set<std::string>{"refusal", "grant"}));
 }
 
+TEST_F(ReviewTextTest, WatchSinceShowsTheAuditLogsEventsFirst) {
+  ok("start", {{"description", "since"}});
+  ASSERT_NE(run_sh("echo x > before.txt", in_mnt).exit_code, 0);
+  ok("status");  // publishes the refusal; the audit log takes it off the bus
+  const std::string audit = root + "/.longrun/audit.jsonl";
+  for (int i = 0; i < 500 && slurp(audit).find("before.txt") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_NE(slurp(audit).find("before.txt"), std::string::npos);
+  const std::string out = base + "/since.out";
+  const pid_t w = start_watch(out, {"--since", "1h", "--type", "refusal"});
+  for (int i = 0; i < 500 && slurp(out).find("before.txt") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  stop_watch(w);
+  EXPECT_TRUE(std::regex_search(
+      slurp(out),
+      std::regex(R"(^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d refusal +count=1 op=create path=before\.txt)")))
+      << slurp(out);
+  RunResult bad = ctl({"watch", "--since", "yesterday-ish"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+}
+
 }  // namespace
 }  // namespace leasefs::test
