@@ -13,6 +13,7 @@
 #include "base/spawn.hpp"
 #include "journal/beneath.hpp"
 #include "journal/undo.hpp"
+#include "journal/xattrs.hpp"
 
 namespace leasefs::journal {
 
@@ -28,7 +29,8 @@ struct After {
   uint32_t mode = 0, uid = 0, gid = 0;
   uint64_t size = 0, ino = 0;
   std::string target;
-  std::optional<std::string> content;  // read when needed (bounded)
+  std::map<std::string, std::string> xattrs;  // name -> hex value (xattrs.hpp)
+  std::optional<std::string> content;         // read when needed (bounded)
   bool content_known = false;
 };
 
@@ -67,6 +69,7 @@ After after_from_entry(const Journal& j, const Entry& e) {
   a.size = e.size;
   a.ino = e.ino;
   a.target = e.target;
+  a.xattrs = e.xattrs;
   if (e.kind == "file") {
     a.content = blob_content(j, e);
     a.content_known = true;
@@ -89,6 +92,7 @@ After after_from_tree(int root, const std::string& path) {
     a.kind = "file";
     base::UniqueFd f(::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (f) {
+      a.xattrs = read_xattrs(f.get());
       bool complete = false;
       std::string s = read_fd(f.get(), kMaxTextDiffBytes, &complete);
       if (complete) a.content = std::move(s);
@@ -96,6 +100,9 @@ After after_from_tree(int root, const std::string& path) {
     a.content_known = true;
   } else if (S_ISDIR(st.st_mode)) {
     a.kind = "dir";
+    base::UniqueFd f(
+        ::openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (f) a.xattrs = read_xattrs(f.get());
   } else if (S_ISLNK(st.st_mode)) {
     a.kind = "symlink";
     std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
@@ -117,6 +124,12 @@ bool readable_by(const std::optional<std::pair<uint32_t, uint32_t>>& reader, uin
 
 bool is_binary(const std::string& s) {
   return std::memchr(s.data(), '\0', std::min<size_t>(s.size(), 8192)) != nullptr;
+}
+
+// An xattr's value as a person reads it: quoted like a name when it is not
+// plain text (xattrs.hpp keeps it in hex; --json has that exactly).
+std::string xattr_value(const std::string* hex) {
+  return hex ? base::quote_name(unhex(*hex)) : std::string("(none)");
 }
 
 std::string octal(uint32_t mode) {
@@ -265,6 +278,23 @@ json diff(const Journal& journal, const DiffRequest& req) {
                       std::to_string(a.uid) + ":" + std::to_string(a.gid)};
         lines.push_back("owner " + name + " " + c["owner"][0].get<std::string>() + " -> " +
                         c["owner"][1].get<std::string>());
+      }
+      if (b.xattrs != a.xattrs) {
+        json changed = json::object();
+        std::set<std::string> names;
+        for (const auto* m : {&b.xattrs, &a.xattrs}) {
+          for (const auto& [k, v] : *m) names.insert(k);
+        }
+        for (const auto& k : names) {
+          auto bi = b.xattrs.find(k), ai = a.xattrs.find(k);
+          const std::string* bv = bi == b.xattrs.end() ? nullptr : &bi->second;
+          const std::string* av = ai == a.xattrs.end() ? nullptr : &ai->second;
+          if (bv && av && *bv == *av) continue;
+          changed[k] = {bv ? json(*bv) : json(), av ? json(*av) : json()};
+          lines.push_back("xattr " + base::quote_name(k) + " of " + name + " " + xattr_value(bv) +
+                          " -> " + xattr_value(av));
+        }
+        c["xattrs"] = std::move(changed);  // values in hex, exactly
       }
       if (b.kind == "symlink" && b.target != a.target) {
         c["target"] = {b.target, a.target};

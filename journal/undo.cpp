@@ -16,6 +16,7 @@
 #include "base/failpoint.hpp"
 #include "base/inert_text.hpp"
 #include "journal/beneath.hpp"
+#include "journal/xattrs.hpp"
 
 namespace leasefs::journal {
 
@@ -33,14 +34,6 @@ bool selected(const std::string& path, const std::vector<std::string>& filters) 
     if (path_within(path, f)) return true;
   }
   return false;
-}
-
-std::string unhex(const std::string& h) {
-  std::string out;
-  for (size_t i = 0; i + 1 < h.size(); i += 2) {
-    out += static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16));
-  }
-  return out;
 }
 
 std::string kind_of(const struct stat& st) {

@@ -1,11 +1,11 @@
 // Attack class: forging the review. The agent, under a lease and from its own
-// uid, gives files, a symlink target and a rename target names built to start
-// lines of their own in what the approver reads before undoing or approving: a
-// `deleted file` line, a `renamed` line, the unified diff's ---/+++ headers, a
-// refusal or a request, plus an escape sequence and bytes that are not UTF-8.
-// `leasectl diff`, `diff --stat`, `status` and `watch` must show every such
-// name quoted as git quotes it (core.quotePath), on the line it belongs to, and
-// `--json` must keep the exact names.
+// uid, gives files, a symlink target, a rename target and an xattr (its name
+// and value) text built to start lines of their own in what the approver reads
+// before undoing or approving: a `deleted file` line, a `renamed` line, the
+// unified diff's ---/+++ headers, an xattr line, a refusal or a request, plus
+// an escape sequence. `leasectl diff`, `diff --stat`, `status` and `watch` must
+// show every such name quoted as git quotes it (core.quotePath), on the line it
+// belongs to, and `--json` must keep the exact names.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -34,12 +34,17 @@ open(b'\x1b[2Jclear', 'w').write('d\n')
 os.symlink(b't\nrenamed a -> b', b'ln')
 os.mkdir(b'z\n--- a')
 os.rename(b'orig', b'z\n--- a/forged')
+os.setxattr(b'keep', b'user.n\nxattr forged', b'v\n\x1b[2Jforged')
 )py";
 
 // What must never begin a line of what the approver reads.
-const std::vector<std::string> kForged = {
-    "deleted file src/main.c", "+++ b/forged", "--- a/forged",
-    "renamed a -> b",          "refused-name", "paths forged"};
+const std::vector<std::string> kForged = {"deleted file src/main.c",
+                                          "+++ b/forged",
+                                          "--- a/forged",
+                                          "renamed a -> b",
+                                          "refused-name",
+                                          "paths forged",
+                                          "xattr forged"};
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -74,7 +79,9 @@ class JournalInertReview : public JournalTest {
 };
 
 TEST_F(JournalInertReview, AgentNamesCannotForgeLinesOfTheReview) {
-  ASSERT_EQ(run_sh("cd " + root + " && echo o > orig && chmod 666 orig && chmod 777 .").exit_code,
+  ASSERT_EQ(run_sh("cd " + root +
+                   " && echo o > orig && echo k > keep && chmod 666 orig keep && chmod 777 .")
+                .exit_code,
             0);
   mount();
   const uint64_t t = leased_turn();
@@ -88,7 +95,8 @@ TEST_F(JournalInertReview, AgentNamesCannotForgeLinesOfTheReview) {
   expect_inert_review("diff", d.output);
   for (const std::string quoted :
        {"created file \"x\\ndeleted file src/main.c\" (mode", "+++ \"b/y\\n+++ b/forged\"",
-        "\"\\033[2Jclear\"", "-> \"t\\nrenamed a -> b\"", "renamed orig -> \"z\\n--- a/forged\""}) {
+        "\"\\033[2Jclear\"", "-> \"t\\nrenamed a -> b\"", "renamed orig -> \"z\\n--- a/forged\"",
+        "xattr \"user.n\\nxattr forged\" of keep (none) -> \"v\\n\\033[2Jforged\""}) {
     EXPECT_NE(d.output.find(quoted), std::string::npos) << quoted << " in:\n" << d.output;
   }
 
