@@ -33,6 +33,24 @@ size_t decode(std::string_view s, uint32_t* cp) {
   return n;
 }
 
+// One step over `text`: the length of what comes next (a code point, or one
+// byte that is not UTF-8) and whether a person must see it escaped.
+struct Step {
+  size_t len;
+  uint32_t cp;
+  bool valid;
+  bool escaped;
+};
+
+Step next(std::string_view text) {
+  uint32_t cp = 0;
+  const size_t n = decode(text, &cp);
+  if (n == 0) return {1, 0, false, true};
+  const bool escaped = cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) ||
+                       invisible_or_reordering(cp) || cp == '\\';
+  return {n, cp, true, escaped};
+}
+
 }  // namespace
 
 std::string inert(std::string_view text) {
@@ -40,34 +58,70 @@ std::string inert(std::string_view text) {
   out.reserve(text.size());
   char buf[16];
   while (!text.empty()) {
-    uint32_t cp = 0;
-    size_t n = decode(text, &cp);
-    if (n == 0) {
+    const Step s = next(text);
+    if (!s.escaped) {
+      out.append(text.data(), s.len);
+    } else if (!s.valid) {
       std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(text[0]));
       out += buf;
-      text.remove_prefix(1);
-      continue;
-    }
-    if (cp == '\\') {
+    } else if (s.cp == '\\') {
       out += "\\\\";
-    } else if (cp == '\n') {
+    } else if (s.cp == '\n') {
       out += "\\n";
-    } else if (cp == '\t') {
+    } else if (s.cp == '\t') {
       out += "\\t";
-    } else if (cp == '\r') {
+    } else if (s.cp == '\r') {
       out += "\\r";
-    } else if (cp < 0x20 || cp == 0x7F) {
-      std::snprintf(buf, sizeof buf, "\\x%02x", cp);
-      out += buf;
-    } else if ((cp >= 0x80 && cp <= 0x9F) || invisible_or_reordering(cp)) {
-      std::snprintf(buf, sizeof buf, "\\u{%04x}", cp);
+    } else if (s.cp < 0x80) {
+      std::snprintf(buf, sizeof buf, "\\x%02x", s.cp);
       out += buf;
     } else {
-      out.append(text.data(), n);
+      std::snprintf(buf, sizeof buf, "\\u{%04x}", s.cp);
+      out += buf;
     }
-    text.remove_prefix(n);
+    text.remove_prefix(s.len);
   }
   return out;
+}
+
+std::string quote_name(std::string_view name) {
+  bool plain = true;
+  for (std::string_view rest = name; plain && !rest.empty();) {
+    const Step s = next(rest);
+    plain = !s.escaped && !(s.valid && s.cp == '"');
+    rest.remove_prefix(s.len);
+  }
+  if (plain) return std::string(name);
+  std::string out = "\"";
+  char buf[8];
+  while (!name.empty()) {
+    const Step s = next(name);
+    static constexpr std::string_view kNamed = "\a\b\t\n\v\f\r\"\\";
+    static constexpr std::string_view kLetter = "abtnvfr\"\\";
+    if (!s.escaped && s.cp != '"') {
+      out.append(name.data(), s.len);
+    } else if (size_t k = s.len == 1 ? kNamed.find(name[0]) : std::string_view::npos;
+               k != std::string_view::npos) {
+      out += '\\';
+      out += kLetter[k];
+    } else {
+      for (size_t i = 0; i < s.len; ++i) {
+        std::snprintf(buf, sizeof buf, "\\%03o", static_cast<unsigned char>(name[i]));
+        out += buf;
+      }
+    }
+    name.remove_prefix(s.len);
+  }
+  return out + "\"";
+}
+
+std::string inert_line(std::string_view line) {
+  for (std::string_view rest = line; !rest.empty();) {
+    const Step s = next(rest);
+    if (s.escaped && !(s.valid && s.cp == '\\')) return inert(line);
+    rest.remove_prefix(s.len);
+  }
+  return std::string(line);
 }
 
 }  // namespace leasefs::base

@@ -32,6 +32,10 @@ struct CommandContext {
   std::function<nlohmann::json()> audit_verify;
   // What the control socket's budgets refused so far (shown by `status`); may be empty.
   std::function<nlohmann::json()> control_stats;
+  // `watch --since`: {"replayed": [events], "replay_left_out": n}; may be empty.
+  std::function<nlohmann::json(int64_t since_ms)> audit_since;
+  // Makes the refusals counted so far part of what `status` reads; may be empty.
+  std::function<void()> flush_refusals;
   // The journal's diff and undo; null when the daemon keeps no journal.
   service::JournalUseCases* journal = nullptr;
 };

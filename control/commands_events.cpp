@@ -3,10 +3,24 @@
 
 namespace leasefs::control {
 
-json handle_watch(CommandContext&, const json& args, const gate::Actor&) {
+json handle_watch(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("watch", args);
+  const json* since = a.raw("since_ms");
+  if (since && !since->is_number_integer()) {
+    a.invalid("since_ms", "must be milliseconds since the Unix epoch");
+  }
   a.finish();
-  return json{{"watching", true}};
+  json out{{"watching", true}};
+  if (!since) return out;
+  // The past is the audit log's, which only an approver reads.
+  if (!actor.approver) {
+    throw Error(Errc::kForbidden, "uid " + std::to_string(actor.uid) +
+                                      " may not replay the audit log (watch --since): only "
+                                      "an approver may; watch without --since");
+  }
+  if (!ctx.audit_since) throw Error(Errc::kInternal, "no audit log attached");
+  out.update(ctx.audit_since(since->get<int64_t>()));
+  return out;
 }
 
 json handle_audit_verify(CommandContext& ctx, const json& args, const gate::Actor&) {

@@ -26,6 +26,7 @@ gate::TaskStatus status_arg(Args& a, const char* name, const std::string& text) 
 json handle_status(CommandContext& ctx, const json& args, const gate::Actor&) {
   Args a("status", args);
   a.finish();
+  if (ctx.flush_refusals) ctx.flush_refusals();
   json out = render(service(ctx).status());
   if (ctx.control_stats) out["budget_refusals"] = ctx.control_stats();
   if (ctx.journal) out["journal"] = render(ctx.journal->status());

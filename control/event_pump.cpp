@@ -18,8 +18,9 @@ using nlohmann::json;
 namespace {
 
 std::string refusal_key(const gate::Refusal& r) {
-  return std::to_string(r.caller.uid) + '/' + std::to_string(r.caller.pid) + '/' + r.process + '/' +
-         std::string(gate::op_name(r.op)) + '/' + std::string(to_string(r.reason)) + '/' + r.path;
+  return std::to_string(r.turn) + '/' + std::to_string(r.caller.uid) + '/' +
+         std::to_string(r.caller.pid) + '/' + r.process + '/' + std::string(gate::op_name(r.op)) +
+         '/' + std::string(to_string(r.reason)) + '/' + r.path;
 }
 
 std::string allowed_key(const gate::Allowed& a) {
@@ -150,6 +151,7 @@ void GateEventPump::stop() {
     noted_stop_ = true;
   }
   noted_cv_.notify_all();
+  noted_idle_.notify_all();
   if (bookkeeper_.joinable()) bookkeeper_.join();
 }
 
@@ -277,6 +279,21 @@ void GateEventPump::publish_refusals(std::vector<gate::Refusal> refusals) {
   }
 }
 
+void GateEventPump::flush_refusals() {
+  std::vector<gate::Refusal> batch;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    batch = take_refusals();
+  }
+  cv_space_.notify_all();
+  if (!batch.empty()) publish_refusals(std::move(batch));
+  if (!service_) return;
+  std::unique_lock lock(noted_mu_);
+  noted_idle_.wait(
+      lock, [&] { return noted_stop_ || (noted_.empty() && noted_extra_ == 0 && !noting_); });
+}
+
 void GateEventPump::bookkeeping() {
   std::unique_lock lock(noted_mu_);
   while (true) {
@@ -284,6 +301,7 @@ void GateEventPump::bookkeeping() {
     if (noted_.empty() && noted_extra_ == 0) return;  // stopping, nothing left
     std::vector<json> batch = std::exchange(noted_, {});
     const uint64_t extra = std::exchange(noted_extra_, 0);
+    noting_ = true;
     lock.unlock();
     try {
       service_->note_refusals(batch, extra);
@@ -291,6 +309,8 @@ void GateEventPump::bookkeeping() {
       spdlog::error("control: could not note refusals: {}", e.what());
     }
     lock.lock();
+    noting_ = false;
+    noted_idle_.notify_all();
   }
 }
 
@@ -302,7 +322,8 @@ json GateEventPump::refusal_event(const gate::Refusal& r) {
                 {"uid", r.caller.uid},
                 {"process", r.process},
                 {"reason", std::string(to_string(r.reason))},
-                {"count", r.count}};
+                {"count", r.count},
+                {"turn", r.turn}};
   if (r.at_ms > 0) event["ts_ms"] = r.at_ms;
   return event;
 }

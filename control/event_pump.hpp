@@ -62,6 +62,9 @@ class GateEventPump final : public gate::GateEventSink {
   void on_allowed(gate::Allowed allowed) noexcept override;
 
   void start();
+  // Publishes the refusals counted so far and waits until the service holds
+  // them: `status` right after a refusal shows it, not a second later.
+  void flush_refusals();
   // Publishes what is queued and counted, then joins the worker; idempotent.
   void stop();
 
@@ -103,6 +106,8 @@ class GateEventPump final : public gate::GateEventSink {
   static constexpr size_t kMaxNoted = 64;
   std::mutex noted_mu_;
   std::condition_variable noted_cv_;
+  std::condition_variable noted_idle_;  // flush_refusals() waits on it
+  bool noting_ = false;                 // a batch is with the service
   std::vector<nlohmann::json> noted_;
   uint64_t noted_extra_ = 0;
   bool noted_stop_ = false;

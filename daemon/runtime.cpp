@@ -114,6 +114,13 @@ struct Runtime::Impl {
       ctx.audit_verify = [this] { return verify_result_json(audit.verify()); };
       ctx.control_stats = [c = budget_counters] { return c->to_json(); };
       ctx.journal = journal_cases.get();
+      ctx.flush_refusals = [p = pump.get()] { p->flush_refusals(); };
+      ctx.audit_since = [this](int64_t since_ms) {
+        constexpr size_t kMaxReplayed = 1000;  // one reply; the rest is in the file
+        size_t left_out = 0;
+        auto events = audit.events_since(since_ms, kMaxReplayed, &left_out);
+        return nlohmann::json{{"replayed", std::move(events)}, {"replay_left_out", left_out}};
+      };
       dispatcher = std::make_unique<control::Dispatcher>(std::move(ctx), &memo);
     } catch (...) {
       shutdown();

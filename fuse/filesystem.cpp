@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "base/clock.hpp"
 #include "journal/beneath.hpp"
 
 namespace leasefs::fuse {
@@ -302,18 +303,25 @@ int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::st
 
 void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& caller,
                         gate::DenyReason reason) {
-  gate_.report_refusal(op, path, caller, reason);
-  if (RefusalNote::active()) RefusalNote::record({op, reason, {std::string(path)}, {}});
+  refuse(op, path, caller, reason, {op, reason, {std::string(path)}, {}, {}});
 }
 
 void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& caller,
                         gate::DenyReason reason, NotedRefusal ask) {
-  gate_.report_refusal(op, path, caller, reason);
+  if (!RefusalNote::active()) {
+    gate_.report_refusal(op, path, caller, reason);
+    return;
+  }
+  // Reported when the operation fails, with the time and turn of now.
+  ask.report = [&gate = gate_, op, path = std::string(path), caller, reason, at_ms = base::now_ms(),
+                turn = gate_.snapshot()->turn] {
+    gate.report_refusal(op, path, caller, reason, at_ms, turn);
+  };
   ask.reason = reason;  // ask.op is the operation asked for (a rename, not its unlink)
   RefusalNote::record(std::move(ask));
 }
 
-bool Filesystem::park(fuse_req_t req, const NotedRefusal& noted, ParkedRequests::Attempt attempt,
+bool Filesystem::park(fuse_req_t req, NotedRefusal& noted, ParkedRequests::Attempt attempt,
                       bool wait) {
   auto snapshot = gate_.snapshot();
   return parked_.park(req, *snapshot, noted, caller(req), std::move(attempt), wait);

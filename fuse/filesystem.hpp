@@ -177,7 +177,8 @@ class Filesystem final : public gate::PublishListener {
   // Workers waiting in flock() for a process (lock_waits.hpp).
   LockWaits& lock_waits() noexcept { return lock_waits_; }
   // Parks `req` after the refusal `noted` of `caller`; false when it must fail now.
-  bool park(fuse_req_t req, const NotedRefusal& noted, ParkedRequests::Attempt attempt, bool wait);
+  // Parked, it takes the refusal's report, made only if the wait fails it.
+  bool park(fuse_req_t req, NotedRefusal& noted, ParkedRequests::Attempt attempt, bool wait);
 
   int gate_handle(gate::Op op, FileHandle& handle, const gate::Caller& caller) {
     const Inode& inode = *handle.inode;
@@ -334,6 +335,7 @@ void attempt_or_park(fuse_req_t req, const char* op, Attempt attempt, AskWait wa
         return;
       }
     }
+    note.report();  // before the reply: `status` right after the failure shows it
     reply_status(req, res);
   });
 }

@@ -89,9 +89,8 @@ void ParkedRequests::drop_ask(uint64_t ask) {
   }
 }
 
-bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot,
-                          const NotedRefusal& refusal, const gate::Caller& caller, Attempt attempt,
-                          bool wait) {
+bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot, NotedRefusal& refusal,
+                          const gate::Caller& caller, Attempt attempt, bool wait) {
   if (snapshot.ask_ms <= 0) return false;
   std::vector<std::string> all = refusal.paths;
   all.insert(all.end(), refusal.trees.begin(), refusal.trees.end());
@@ -136,7 +135,10 @@ bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot,
   if (!wait) return false;
   {
     std::lock_guard lock(mu_);
-    if (auto it = parked_.find(parked); it != parked_.end()) it->second.registered = true;
+    if (auto it = parked_.find(parked); it != parked_.end()) {
+      it->second.report = std::move(refusal.report);
+      it->second.registered = true;
+    }
   }
   cv_.notify_all();
   return true;
@@ -221,9 +223,11 @@ void ParkedRequests::finish(Parked p, Outcome outcome, gate::AskEnd end, bool as
       p.attempt(p.req);
       return;
     case Outcome::kRejected:
+      if (p.report) p.report();
       reply_status(p.req, -EACCES);
       return;
     case Outcome::kEnded:
+      if (p.report) p.report();
       reply_status(p.req, end == gate::AskEnd::kInterrupted ? -EINTR : -EACCES);
       if (ask_ended) channel_->ended(p.ask, end);
       return;

@@ -58,9 +58,10 @@ class ParkedRequests final : public gate::AskWaiter {
   // be asked (gate::may_ask), it is not one a person already rejected this turn,
   // and fewer than the bound are unanswered. With `wait` (an open for writing of
   // an existing file), parks `req`: true, and a reply will come from this class.
-  // Without, files the request only and returns false. False: the caller fails
-  // the request at once.
-  bool park(fuse_req_t req, const gate::GateSnapshot& snapshot, const NotedRefusal& refusal,
+  // Parked, it takes `refusal.report`, made when the wait ends without letting
+  // the operation through. Without, files the request only and returns false. False: the caller
+  // fails the request at once.
+  bool park(fuse_req_t req, const gate::GateSnapshot& snapshot, NotedRefusal& refusal,
             const gate::Caller& caller, Attempt attempt, bool wait);
 
   void on_answer(uint64_t id, bool approved) noexcept override;
@@ -78,7 +79,8 @@ class ParkedRequests final : public gate::AskWaiter {
   struct Parked {
     fuse_req_t req = nullptr;
     Attempt attempt;
-    uint64_t ask = 0;  // the ask it waits on
+    uint64_t ask = 0;              // the ask it waits on
+    std::function<void()> report;  // the refusal, reported if the wait fails it
     Clock::time_point deadline;
     uint64_t turn = 0;
     bool registered = false;  // its interrupt callback is set: the thread may reply

@@ -1,5 +1,7 @@
 #include "fuse/refusal_note.hpp"
 
+#include <utility>
+
 namespace leasefs::fuse {
 
 namespace {
@@ -11,7 +13,14 @@ RefusalNote::RefusalNote() noexcept : previous_(current) {
 }
 
 RefusalNote::~RefusalNote() {
+  report();
   current = previous_;
+}
+
+void RefusalNote::report() noexcept {
+  if (!refusal_ || !refusal_->report) return;
+  std::function<void()> report = std::exchange(refusal_->report, nullptr);
+  report();
 }
 
 bool RefusalNote::active() noexcept {
@@ -19,7 +28,9 @@ bool RefusalNote::active() noexcept {
 }
 
 void RefusalNote::record(NotedRefusal refusal) {
-  if (current) current->refusal_ = std::move(refusal);
+  if (!current) return;
+  current->report();
+  current->refusal_ = std::move(refusal);
 }
 
 }  // namespace leasefs::fuse

@@ -4,6 +4,7 @@
 // reported, as always.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@ struct NotedRefusal {
   gate::DenyReason reason = gate::DenyReason::kNone;
   std::vector<std::string> paths;  // what a grant would have to name, literally
   std::vector<std::string> trees;  // directories whose whole subtree it would have to name
+  // Reports the refusal to the gate. Held while the operation may still be
+  // parked: a write ask mode lets through after approval was no refusal.
+  std::function<void()> report;
 };
 
 class RefusalNote {
@@ -29,8 +33,12 @@ class RefusalNote {
 
   // Whether this thread has a note open (so callers build paths only when needed).
   static bool active() noexcept;
-  // Keeps the refusal in this thread's note, if one is open; the last one wins.
+  // Keeps the refusal in this thread's note, if one is open; the last one wins
+  // (an earlier one is reported then).
   static void record(NotedRefusal refusal);
+  // Reports the refusal held, if any (the operation fails now); the note also
+  // does when it closes, so no refusal goes unreported.
+  void report() noexcept;
 
   std::optional<NotedRefusal>& refusal() noexcept { return refusal_; }
 

@@ -119,8 +119,8 @@ void Gate::set_sink(GateEventSink* sink) noexcept {
 // Every refusal reaches the sink, which counts them (the audit must hold every
 // count). The map here only keeps the process name of a (pid, op, path) for the
 // coalescing window, so a storm of refusals does not read /proc for each.
-void Gate::report_refusal(Op op, std::string_view path, const Caller& caller,
-                          DenyReason reason) noexcept {
+void Gate::report_refusal(Op op, std::string_view path, const Caller& caller, DenyReason reason,
+                          int64_t at_ms, uint64_t turn) noexcept {
   try {
     GateEventSink* sink = sink_.load();
     if (!sink) return;
@@ -147,7 +147,8 @@ void Gate::report_refusal(Op op, std::string_view path, const Caller& caller,
         recent_.insert_or_assign(std::move(key), RecentRefusal{now, process});
       }
     }
-    sink->on_refusal(Refusal{op, std::string(path), caller, std::move(process), reason, 1, now});
+    sink->on_refusal(Refusal{op, std::string(path), caller, std::move(process), reason, 1,
+                             at_ms > 0 ? at_ms : now, at_ms > 0 ? turn : snapshot()->turn});
   } catch (...) {
     // Reporting must never turn a refusal into a crash of the filesystem thread.
   }

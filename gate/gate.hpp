@@ -28,6 +28,7 @@ struct Refusal {
   DenyReason reason = DenyReason::kNone;
   uint64_t count = 1;  // how many identical refusals this event stands for
   int64_t at_ms = 0;
+  uint64_t turn = 0;  // the turn it was refused in
 };
 
 // A mutation the gate allowed (every op but the writes through an open file,
@@ -115,8 +116,9 @@ class Gate {
 
   // Filesystem side. Every refusal is passed on (the sink coalesces and counts);
   // the process name of a (pid, op, path) is read once per coalescing window.
-  void report_refusal(Op op, std::string_view path, const Caller& caller,
-                      DenyReason reason) noexcept;
+  // `at_ms` and `turn`: when it was refused, for one reported later (0: now).
+  void report_refusal(Op op, std::string_view path, const Caller& caller, DenyReason reason,
+                      int64_t at_ms = 0, uint64_t turn = 0) noexcept;
   void report_write_closed(WriteClosed closed) noexcept;
   // Every mutation allowed, after the verdict and before it runs (the audit
   // keeps them all; the sink may make the caller wait, it never drops one).

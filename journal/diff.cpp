@@ -9,9 +9,11 @@
 #include <optional>
 #include <set>
 
+#include "base/inert_text.hpp"
 #include "base/spawn.hpp"
 #include "journal/beneath.hpp"
 #include "journal/undo.hpp"
+#include "journal/xattrs.hpp"
 
 namespace leasefs::journal {
 
@@ -27,7 +29,8 @@ struct After {
   uint32_t mode = 0, uid = 0, gid = 0;
   uint64_t size = 0, ino = 0;
   std::string target;
-  std::optional<std::string> content;  // read when needed (bounded)
+  std::map<std::string, std::string> xattrs;  // name -> hex value (xattrs.hpp)
+  std::optional<std::string> content;         // read when needed (bounded)
   bool content_known = false;
 };
 
@@ -66,6 +69,7 @@ After after_from_entry(const Journal& j, const Entry& e) {
   a.size = e.size;
   a.ino = e.ino;
   a.target = e.target;
+  a.xattrs = e.xattrs;
   if (e.kind == "file") {
     a.content = blob_content(j, e);
     a.content_known = true;
@@ -88,6 +92,7 @@ After after_from_tree(int root, const std::string& path) {
     a.kind = "file";
     base::UniqueFd f(::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (f) {
+      a.xattrs = read_xattrs(f.get());
       bool complete = false;
       std::string s = read_fd(f.get(), kMaxTextDiffBytes, &complete);
       if (complete) a.content = std::move(s);
@@ -95,6 +100,9 @@ After after_from_tree(int root, const std::string& path) {
     a.content_known = true;
   } else if (S_ISDIR(st.st_mode)) {
     a.kind = "dir";
+    base::UniqueFd f(
+        ::openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (f) a.xattrs = read_xattrs(f.get());
   } else if (S_ISLNK(st.st_mode)) {
     a.kind = "symlink";
     std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
@@ -116,6 +124,12 @@ bool readable_by(const std::optional<std::pair<uint32_t, uint32_t>>& reader, uin
 
 bool is_binary(const std::string& s) {
   return std::memchr(s.data(), '\0', std::min<size_t>(s.size(), 8192)) != nullptr;
+}
+
+// An xattr's value as a person reads it: quoted like a name when it is not
+// plain text (xattrs.hpp keeps it in hex; --json has that exactly).
+std::string xattr_value(const std::string* hex) {
+  return hex ? base::quote_name(unhex(*hex)) : std::string("(none)");
 }
 
 std::string octal(uint32_t mode) {
@@ -144,8 +158,10 @@ std::string unified(const Journal& j, const std::string& path, const std::string
     return p;
   };
   const std::string a = put("a", before), b = put("b", after);
-  base::RunResult r = base::run_argv({"diff", "-u", "--label", before ? "a/" + path : "/dev/null",
-                                      "--label", after ? "b/" + path : "/dev/null", a, b});
+  // The labels are the ---/+++ header lines: quoted as git quotes them.
+  base::RunResult r =
+      base::run_argv({"diff", "-u", "--label", before ? base::quote_name("a/" + path) : "/dev/null",
+                      "--label", after ? base::quote_name("b/" + path) : "/dev/null", a, b});
   ::unlink(a.c_str());
   ::unlink(b.c_str());
   ::rmdir(dir.c_str());
@@ -219,6 +235,9 @@ json diff(const Journal& journal, const DiffRequest& req) {
     const After& a = afters[i];
     if (rename_targets.contains(i) || inside_moved_dir(b.path)) continue;
     json c = {{"path", b.path}};
+    // Every name in the text is quoted (a newline in it never starts a line);
+    // `changes` keeps the exact bytes.
+    const std::string name = base::quote_name(b.path);
     std::vector<std::string> lines;
     const std::string* before_content = nullptr;
     std::optional<std::string> before_text;
@@ -227,42 +246,60 @@ json diff(const Journal& journal, const DiffRequest& req) {
       const std::string& to = entries[r->second].path;
       c["change"] = "renamed";
       c["to"] = to;
-      lines.push_back("renamed " + b.path + " -> " + to);
+      lines.push_back("renamed " + name + " -> " + base::quote_name(to));
     } else if (b.kind == "absent" && a.kind == "absent") {
       continue;  // created and removed within the turn (a temporary)
     } else if (b.kind == "absent") {
       c["change"] = "created";
       c["kind"] = a.kind;
-      lines.push_back("created " + a.kind + " " + b.path +
-                      (a.kind == "symlink" ? " -> " + a.target : "") +
+      lines.push_back("created " + a.kind + " " + name +
+                      (a.kind == "symlink" ? " -> " + base::quote_name(a.target) : "") +
                       (a.kind != "symlink" ? " (mode " + octal(a.mode) + ")" : ""));
       content_changed = a.kind == "file";
     } else if (a.kind == "absent") {
       c["change"] = "deleted";
       c["kind"] = b.kind;
-      lines.push_back("deleted " + b.kind + " " + b.path);
+      lines.push_back("deleted " + b.kind + " " + name);
       if (b.kind == "file") {
         before_text = blob_content(journal, b);
         content_changed = true;
       }
     } else if (a.kind != b.kind) {
       c["change"] = "replaced";
-      lines.push_back("replaced " + b.kind + " " + b.path + " with a " + a.kind);
+      lines.push_back("replaced " + b.kind + " " + name + " with a " + a.kind);
     } else {
       c["change"] = "modified";
       if ((b.mode & 07777) != (a.mode & 07777) && b.kind != "symlink") {
         c["mode"] = {octal(b.mode), octal(a.mode)};
-        lines.push_back("mode " + b.path + " " + octal(b.mode) + " -> " + octal(a.mode));
+        lines.push_back("mode " + name + " " + octal(b.mode) + " -> " + octal(a.mode));
       }
       if (b.uid != a.uid || b.gid != a.gid) {
         c["owner"] = {std::to_string(b.uid) + ":" + std::to_string(b.gid),
                       std::to_string(a.uid) + ":" + std::to_string(a.gid)};
-        lines.push_back("owner " + b.path + " " + c["owner"][0].get<std::string>() + " -> " +
+        lines.push_back("owner " + name + " " + c["owner"][0].get<std::string>() + " -> " +
                         c["owner"][1].get<std::string>());
+      }
+      if (b.xattrs != a.xattrs) {
+        json changed = json::object();
+        std::set<std::string> names;
+        for (const auto* m : {&b.xattrs, &a.xattrs}) {
+          for (const auto& [k, v] : *m) names.insert(k);
+        }
+        for (const auto& k : names) {
+          auto bi = b.xattrs.find(k), ai = a.xattrs.find(k);
+          const std::string* bv = bi == b.xattrs.end() ? nullptr : &bi->second;
+          const std::string* av = ai == a.xattrs.end() ? nullptr : &ai->second;
+          if (bv && av && *bv == *av) continue;
+          changed[k] = {bv ? json(*bv) : json(), av ? json(*av) : json()};
+          lines.push_back("xattr " + base::quote_name(k) + " of " + name + " " + xattr_value(bv) +
+                          " -> " + xattr_value(av));
+        }
+        c["xattrs"] = std::move(changed);  // values in hex, exactly
       }
       if (b.kind == "symlink" && b.target != a.target) {
         c["target"] = {b.target, a.target};
-        lines.push_back("symlink " + b.path + " -> " + b.target + " now -> " + a.target);
+        lines.push_back("symlink " + name + " -> " + base::quote_name(b.target) + " now -> " +
+                        base::quote_name(a.target));
       }
       if (b.kind == "file") {
         before_text = blob_content(journal, b);
@@ -273,7 +310,7 @@ json diff(const Journal& journal, const DiffRequest& req) {
     if (!b.undoable) {
       c["undoable"] = false;
       c["why"] = b.why;
-      lines.push_back("not undoable: " + b.path + " (" + b.why + ")");
+      lines.push_back("not undoable: " + name + " (" + base::inert(b.why) + ")");
     }
     if (before_text) before_content = &*before_text;
     if (content_changed && (b.kind == "file" || a.kind == "file")) {
@@ -283,16 +320,16 @@ json diff(const Journal& journal, const DiffRequest& req) {
       c["content"] = true;
       if ((b.kind == "file" && !readable_by(req.reader, b.mode, b.uid, b.gid)) ||
           (a.kind == "file" && !readable_by(req.reader, a.mode, a.uid, a.gid))) {
-        lines.push_back("content of " + b.path + " changed (not shown: not readable by uid " +
+        lines.push_back("content of " + name + " changed (not shown: not readable by uid " +
                         std::to_string(req.reader->first) + ")");
       } else if (!before_known || !after_known) {
-        lines.push_back("content of " + b.path + " changed (too large to show: " +
+        lines.push_back("content of " + name + " changed (too large to show: " +
                         std::to_string(b.size) + " -> " + std::to_string(a.size) + " bytes)");
       } else if ((before_content && is_binary(*before_content)) ||
                  (after_content && is_binary(*after_content))) {
         c["binary"] = true;
         if (b.kind == "file" && a.kind == "file")
-          lines.push_back("Binary file " + b.path + " changed (" +
+          lines.push_back("Binary file " + name + " changed (" +
                           std::to_string(before_content ? before_content->size() : 0) + " -> " +
                           std::to_string(after_content ? after_content->size() : 0) + " bytes)");
       } else if (!req.stat) {
@@ -306,7 +343,7 @@ json diff(const Journal& journal, const DiffRequest& req) {
                         a.kind == "file" ? after_content : nullptr);
       }
     }
-    if (req.stat && lines.empty()) lines.push_back(c.value("change", std::string()) + " " + b.path);
+    if (req.stat && lines.empty()) lines.push_back(c.value("change", std::string()) + " " + name);
     for (const auto& l : lines) text += l + "\n";
     changes.push_back(std::move(c));
   }

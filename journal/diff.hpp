@@ -3,7 +3,8 @@
 // as it is now). Text contents as a unified diff (`diff -u` from diffutils, on
 // copies made by the daemon, so no path in the tree is followed), binary ones as
 // a summary; creates, deletes, renames (the same inode under a new name), mode,
-// owner and symlink changes as lines of their own.
+// owner, xattr and symlink changes as lines of their own, every name and xattr
+// value quoted as git quotes names (base/inert_text.hpp).
 #pragma once
 
 #include <cstdint>

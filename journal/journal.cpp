@@ -5,7 +5,6 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "base/sha256.hpp"
 #include "base/would_block.hpp"
 #include "journal/beneath.hpp"
+#include "journal/xattrs.hpp"
 
 namespace leasefs::journal {
 
@@ -40,40 +40,6 @@ std::vector<std::string> names_in(int root_fd, const std::string& path) {
 
 int64_t ns_of(const timespec& t) {
   return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
-std::string hex(const char* data, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) {
-    auto c = static_cast<unsigned char>(data[i]);
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
-// Extended attributes of an open (not O_PATH) descriptor, values in hex.
-std::map<std::string, std::string> read_xattrs(int fd) {
-  std::map<std::string, std::string> out;
-  ssize_t n = ::flistxattr(fd, nullptr, 0);
-  if (n <= 0) return out;
-  std::string names(static_cast<size_t>(n), '\0');
-  n = ::flistxattr(fd, names.data(), names.size());
-  if (n <= 0) return out;
-  names.resize(static_cast<size_t>(n));
-  for (size_t i = 0; i < names.size();) {
-    std::string name(names.c_str() + i);
-    i += name.size() + 1;
-    ssize_t vn = ::fgetxattr(fd, name.c_str(), nullptr, 0);
-    if (vn < 0) continue;
-    std::string value(static_cast<size_t>(vn), '\0');
-    vn = ::fgetxattr(fd, name.c_str(), value.data(), value.size());
-    if (vn < 0) continue;
-    out[name] = hex(value.data(), static_cast<size_t>(vn));
-  }
-  return out;
 }
 
 // Clone when the file system can share extents (FICLONE), copy otherwise.

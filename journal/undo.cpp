@@ -14,7 +14,9 @@
 
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
+#include "base/inert_text.hpp"
 #include "journal/beneath.hpp"
+#include "journal/xattrs.hpp"
 
 namespace leasefs::journal {
 
@@ -32,14 +34,6 @@ bool selected(const std::string& path, const std::vector<std::string>& filters) 
     if (path_within(path, f)) return true;
   }
   return false;
-}
-
-std::string unhex(const std::string& h) {
-  std::string out;
-  for (size_t i = 0; i + 1 < h.size(); i += 2) {
-    out += static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16));
-  }
-  return out;
 }
 
 std::string kind_of(const struct stat& st) {
@@ -198,7 +192,8 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
   if (!conflicts.empty() && !req.force) {
     std::string list;
     for (const auto& c : conflicts) {
-      list += "\n  " + c["path"].get<std::string>() + " (changed again in turn " +
+      // Quoted: a name never starts a line of this message (base/inert_text.hpp).
+      list += "\n  " + base::quote_name(c["path"].get<std::string>()) + " (changed again in turn " +
               std::to_string(c["turn"].get<uint64_t>()) + ")";
     }
     throw Error(Errc::kUndoConflict, "undo of turn " + std::to_string(req.turn) +

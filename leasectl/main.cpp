@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "base/inert_text.hpp"
+#include "base/json_text.hpp"
 #include "gate/op.hpp"
 #include "gate/task_status.hpp"
 #include "leasectl/mcp_server.hpp"
@@ -80,6 +82,8 @@ struct Options {
   size_t limit = 10;
   std::string title;
   std::string content;
+  std::vector<std::string> types;   // watch: only events of these types
+  std::optional<int64_t> since_ms;  // watch: replay the audit log from then
 };
 
 // What to send, once the command line is understood.
@@ -149,36 +153,81 @@ int print_error(const json& reply, const leasefs::leasectl::Style& err_style) {
   json error = reply.value("error", json::object());
   std::string code = error.value("code", "unknown");
   std::string message = error.value("message", "");
+  // A message may be several lines (undo_conflict lists paths, quoted by the
+  // daemon): real lines, each shown inert.
   std::fprintf(stderr, "%s %s\n",
                err_style.red("error[" + leasefs::base::inert(code) + "]:").c_str(),
-               leasefs::base::inert(message).c_str());
+               leasefs::leasectl::render_lines(message, leasefs::base::inert_line).c_str());
   return kExitRefused;
+}
+
+// --since: a duration back from now (10m, 2h, 1d) or a local date, with a time
+// or not (2026-12-06, 2026-12-06 14:30, 2026-12-06 14:30:05).
+std::optional<int64_t> parse_since_ms(const std::string& text) {
+  if (text.find_first_not_of("0123456789 ") != std::string::npos) {
+    if (auto ms = leasefs::protocol::parse_duration_ms(text); ms && *ms >= 0) {
+      return static_cast<int64_t>(std::time(nullptr)) * 1000 - *ms;
+    }
+  }
+  for (const char* format : {"%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"}) {
+    struct tm tm {};
+    const char* end = ::strptime(text.c_str(), format, &tm);
+    if (end && *end == '\0') {
+      tm.tm_isdst = -1;
+      return static_cast<int64_t>(std::mktime(&tm)) * 1000;
+    }
+  }
+  return std::nullopt;
 }
 
 int run_watch(Client& client, const Options& o, const leasefs::leasectl::Style& style,
               const leasefs::leasectl::Style& err_style) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // one event, one line, as it happens
-  json ack = client.call("watch");
+  json args = json::object();
+  if (o.since_ms) args["since_ms"] = *o.since_ms;
+  json ack = client.call("watch", args);
   if (!ack.value("ok", false)) {
     if (o.json) std::printf("%s\n", ack.dump().c_str());
     return print_error(ack, err_style);
   }
+  // What the audit log holds since --since comes first, one event a line like
+  // the live ones.
+  json replayed = json::array();
+  size_t left_out = 0;
+  if (auto it = ack.find("result"); it != ack.end() && it->is_object()) {
+    replayed = it->value("replayed", json::array());
+    left_out = it->value("replay_left_out", size_t{0});
+    it->erase("replayed");
+    it->erase("replay_left_out");
+  }
+  auto show = [&](const json& event, const std::string& line) {
+    if (!o.types.empty() && std::find(o.types.begin(), o.types.end(),
+                                      event.is_object() ? event.value("type", std::string())
+                                                        : std::string()) == o.types.end()) {
+      return;
+    }
+    if (o.json) {
+      std::printf("%s\n", line.c_str());
+    } else {
+      std::printf("%s\n", event.is_discarded()
+                              ? leasefs::base::inert(line).c_str()
+                              : leasefs::leasectl::format_event(event, style).c_str());
+    }
+  };
   if (o.json) std::printf("%s\n", ack.dump().c_str());
+  if (left_out > 0) {
+    std::fprintf(stderr,
+                 "leasectl: %zu earlier events since then are not shown (the last %zu are)\n",
+                 left_out, replayed.size());
+  }
+  for (const auto& event : replayed) show(event, leasefs::base::json_text(event));
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   while (!g_interrupted) {
     auto line = client.read_line(std::chrono::milliseconds(250));
-    if (!line) continue;
-    if (o.json) {
-      std::printf("%s\n", line->c_str());
-    } else {
-      json event = json::parse(*line, nullptr, false);
-      std::printf("%s\n", event.is_discarded()
-                              ? line->c_str()
-                              : leasefs::leasectl::format_event(event, style).c_str());
-    }
+    if (line) show(json::parse(*line, nullptr, false), *line);
   }
   return kExitOk;
 }
@@ -520,6 +569,26 @@ int main(int argc, char** argv) {
     if (undo_dry_run) call.args["dry_run"] = true;
     if (!o.reason.empty()) call.args["reason"] = o.reason;
     if (!journal_paths.empty()) call.args["paths"] = journal_paths;
+  });
+
+  auto* watch_cmd = subs.at("watch");
+  watch_cmd
+      ->add_option("--type", o.types,
+                   "only events of these types, e.g. refusal,grant (repeatable; with --json too)")
+      ->delimiter(',');
+  std::string since;
+  watch_cmd->add_option("--since", since,
+                        "first the audit log's events since then: 10m, 2h, 1d ago, or a local "
+                        "date and time (2026-12-06 14:30); approvers only");
+  watch_cmd->callback([&] {
+    call.cmd = "watch";
+    if (since.empty()) return;
+    o.since_ms = parse_since_ms(since);
+    if (!o.since_ms) {
+      throw CLI::ValidationError("--since", "'" + since +
+                                                "' is neither a duration (10m, 2h, 1d) nor a "
+                                                "date (2026-12-06, 2026-12-06 14:30)");
+    }
   });
 
   std::string hooks_host;

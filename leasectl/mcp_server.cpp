@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/inert_text.hpp"
+
 namespace leasefs::leasectl {
 
 namespace {
@@ -76,9 +78,14 @@ std::string refusals_text(const json& status) {
   } else {
     out = "Recent refusals (newest last):\n";
     for (const auto& r : refusals) {
-      out += "- " + r.value("op", std::string("?")) + " " + r.value("path", std::string("?")) +
-             " by " + r.value("process", std::string("?")) + " (pid " +
-             std::to_string(r.value("pid", 0)) + "): " + r.value("reason", std::string("?")) + "\n";
+      // The host shows this text to the person too: names quoted, the rest inert.
+      out += "- " + base::inert(r.value("op", std::string("?"))) + " " +
+             base::quote_name(r.value("path", std::string("?"))) + " by " +
+             base::inert(r.value("process", std::string("?"))) + " (pid " +
+             std::to_string(r.value("pid", 0)) +
+             "): " + base::inert(r.value("reason", std::string("?"))) +
+             (r.contains("turn") ? " (turn " + std::to_string(r.value("turn", 0)) + ")" : "") +
+             "\n";
     }
   }
   out += "Access now: " + status.value("access_mode", std::string("?")) + ", turn " +

@@ -10,6 +10,8 @@
 namespace leasefs::leasectl {
 
 using base::inert;
+using base::inert_line;
+using base::quote_name;
 using nlohmann::json;
 
 namespace {
@@ -24,12 +26,21 @@ std::string str(const json& j, const char* key, std::string fallback = "") {
   return inert(it->dump());
 }
 
+// A path or glob: quoted as git quotes names (base/inert_text.hpp).
+std::string name_of(const json& j) {
+  return j.is_string() ? quote_name(j.get_ref<const std::string&>()) : inert(j.dump());
+}
+
+std::string name(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) ? name_of(j[key]) : std::string();
+}
+
 std::string list(const json& j) {
   if (!j.is_array() || j.empty()) return "";
   std::string out;
   for (const auto& item : j) {
     if (!out.empty()) out += ",";
-    out += inert(item.is_string() ? item.get_ref<const std::string&>() : item.dump());
+    out += name_of(item);
   }
   return out;
 }
@@ -38,6 +49,26 @@ std::string list(const json& j) {
 std::string scope(const json& paths) {
   std::string named = list(paths);
   return named.empty() ? "**" : named;
+}
+
+void print_lines(std::FILE* out, std::string_view text, std::string (*render)(std::string_view)) {
+  if (!text.empty()) std::fprintf(out, "%s\n", render_lines(text, render).c_str());
+}
+
+// Local date and time of an event's ts_ms (now when it has none).
+std::string when(const json& e) {
+  int64_t ms = 0;
+  if (e.contains("ts_ms") && e["ts_ms"].is_number_integer()) {
+    ms = e["ts_ms"].get<int64_t>();
+  } else {
+    ms = static_cast<int64_t>(std::time(nullptr)) * 1000;
+  }
+  time_t secs = static_cast<time_t>(ms / 1000);
+  struct tm tm {};
+  localtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
 }
 
 std::string grant_line(const json& g) {
@@ -147,8 +178,7 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
                      ? ("on, " + str(j, "bytes", "0") + " bytes this turn").c_str()
                      : "off");
     for (const auto& p : bad) {
-      std::fprintf(out, "  %s %s\n", st.red("not undoable").c_str(),
-                   inert(p.is_string() ? p.get<std::string>() : p.dump()).c_str());
+      std::fprintf(out, "  %s %s\n", st.red("not undoable").c_str(), name_of(p).c_str());
     }
   }
   if (r.contains("protected_paths")) {
@@ -161,13 +191,27 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
     const std::string total = str(r, "refusals_total", std::to_string(refusals.size()));
     std::fprintf(out, "%-10s %s (the last %zu:)\n", "refusals", total.c_str(), refusals.size());
     for (const auto& f : refusals) {
-      std::fprintf(out, "  %s %s  (%s, pid %s %s)\n", str(f, "op").c_str(), str(f, "path").c_str(),
+      // When and in which turn, then what: a refusal of an earlier turn reads so.
+      std::fprintf(out, "  %s  turn %s  %s %s  (%s, pid %s %s)\n", when(f).c_str(),
+                   str(f, "turn", "?").c_str(), str(f, "op").c_str(), name(f, "path").c_str(),
                    str(f, "reason").c_str(), str(f, "pid").c_str(), str(f, "process").c_str());
     }
   }
 }
 
 }  // namespace
+
+std::string render_lines(std::string_view text, std::string (*render)(std::string_view)) {
+  std::string shown;
+  for (size_t start = 0; start < text.size() || start == 0;) {
+    const size_t nl = text.find('\n', start);
+    if (start > 0) shown += "\n";
+    shown += render(text.substr(start, nl == std::string_view::npos ? nl : nl - start));
+    if (nl == std::string_view::npos || nl + 1 == text.size()) break;
+    start = nl + 1;
+  }
+  return shown;
+}
 
 void print_result(std::FILE* out, std::string_view cmd, const json& r, const Style& st) {
   if (cmd == "status") {
@@ -176,8 +220,8 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
     print_task(out, r.value("task", json()), st);
     if (r.contains("turn")) std::fprintf(out, "%-10s %s\n", "turn", str(r, "turn").c_str());
     const json cp = r.value("checkpoint", json());
-    if (cp.is_object() && cp.contains("text")) {
-      std::string text = str(cp, "text");
+    if (cp.is_object() && cp.contains("text") && cp["text"].is_string()) {
+      std::string text = cp["text"].get<std::string>();
       if (cmd == "resume") {
         // The checkpoint's closing advice ("Resume with ...") is done by now.
         const size_t at = text.find("Writes are closed: this checkpoint revoked the lease.");
@@ -187,7 +231,9 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
                        "Resumed: writes stay closed until a person grants a lease for this turn.");
         }
       }
-      std::fprintf(out, "\n%s\n", text.c_str());
+      // Several lines by design: real lines, each shown inert.
+      std::fprintf(out, "\n");
+      print_lines(out, text, inert);
     }
     std::fprintf(out, "\n%s\n", st.bold("from memory:").c_str());
     print_hits(out, r.value("memories", json::array()), st);
@@ -220,20 +266,13 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
                            .c_str()
                      : "off: a refused write fails at once");
   } else if (cmd == "checkpoint") {
-    // The checkpoint text is several lines by design: split on the real newlines,
-    // then each line is shown inert.
-    std::string text =
-        r.contains("text") && r["text"].is_string() ? r["text"].get<std::string>() : std::string();
-    std::string shown;
-    for (size_t start = 0; start < text.size();) {
-      size_t nl = text.find('\n', start);
-      shown += inert(std::string_view(text).substr(
-                   start, nl == std::string::npos ? std::string_view::npos : nl - start)) +
-               "\n";
-      if (nl == std::string::npos) break;
-      start = nl + 1;
+    // The checkpoint text is several lines by design: real lines, each shown inert.
+    if (r.contains("text") && r["text"].is_string() &&
+        !r["text"].get_ref<const std::string&>().empty()) {
+      print_lines(out, r["text"].get_ref<const std::string&>(), inert);
+    } else {
+      std::fprintf(out, "%s\n", inert(r.dump(2)).c_str());
     }
-    std::fprintf(out, "%s", text.empty() ? (inert(r.dump(2)) + "\n").c_str() : shown.c_str());
   } else if (cmd == "transition") {
     std::fprintf(out, "%s -> %s\n", str(r, "from").c_str(), st.bold(str(r, "to")).c_str());
   } else if (cmd == "memory.search") {
@@ -241,17 +280,10 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
   } else if (cmd == "memory.save") {
     std::fprintf(out, "saved %s  %s\n", st.bold(str(r, "id")).c_str(), str(r, "title").c_str());
   } else if (cmd == "diff") {
-    // Contents are the agent's: each line is shown inert.
+    // The daemon quotes every name in the text (journal/diff.hpp); a line of
+    // contents holding what a terminal would act on is shown inert.
     const std::string text = r.value("text", std::string());
-    for (size_t start = 0; start < text.size();) {
-      size_t nl = text.find('\n', start);
-      std::fprintf(out, "%s\n",
-                   inert(std::string_view(text).substr(
-                             start, nl == std::string::npos ? std::string_view::npos : nl - start))
-                       .c_str());
-      if (nl == std::string::npos) break;
-      start = nl + 1;
-    }
+    print_lines(out, text, inert_line);
     if (text.empty()) std::fprintf(out, "turn %s: no changes\n", str(r, "turn").c_str());
   } else if (cmd == "undo") {
     const bool applied = r.value("applied", false);
@@ -260,16 +292,13 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
                  r.value("restored", json::array()).size(),
                  r.value("removed", json::array()).size());
     for (const auto& p : r.value("restored", json::array())) {
-      std::fprintf(out, "  restored %s\n",
-                   inert(p.is_string() ? p.get<std::string>() : "").c_str());
+      std::fprintf(out, "  restored %s\n", name_of(p).c_str());
     }
     for (const auto& p : r.value("removed", json::array())) {
-      std::fprintf(out, "  removed  %s\n",
-                   inert(p.is_string() ? p.get<std::string>() : "").c_str());
+      std::fprintf(out, "  removed  %s\n", name_of(p).c_str());
     }
     for (const auto& p : r.value("not_undoable", json::array())) {
-      std::fprintf(out, "  not undoable %s (%s)\n", inert(str(p, "path")).c_str(),
-                   inert(str(p, "why")).c_str());
+      std::fprintf(out, "  not undoable %s (%s)\n", name(p, "path").c_str(), str(p, "why").c_str());
     }
     if (applied && r.value("can_be_undone", false)) {
       std::fprintf(out, "journaled in turn %s: `leasectl undo --turn %s` puts it back\n",
@@ -297,20 +326,10 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
 }
 
 std::string format_event(const json& e, const Style& st) {
-  // One line per event: local time, the type in a fixed column, then key=value
-  // pairs, every value inert (a newline in a name never starts a line).
-  int64_t ms = 0;
-  if (e.contains("ts_ms") && e["ts_ms"].is_number_integer()) {
-    ms = e["ts_ms"].get<int64_t>();
-  } else {
-    ms = static_cast<int64_t>(std::time(nullptr)) * 1000;
-  }
-  time_t secs = static_cast<time_t>(ms / 1000);
-  struct tm tm {};
-  localtime_r(&secs, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
-  std::string line = st.dim(buf) + " ";
+  // One line per event: local date and time, the type in a fixed column, then
+  // key=value pairs, every value inert and every name quoted (a newline in a
+  // name never starts a line).
+  std::string line = st.dim(when(e)) + " ";
   std::string type = str(e, "type", "event");
   std::string padded = type.size() < 16 ? type + std::string(16 - type.size(), ' ') : type;
   line +=
@@ -318,9 +337,12 @@ std::string format_event(const json& e, const Style& st) {
                                                                                 : st.bold(padded));
   for (const auto& [key, value] : e.items()) {
     if (key == "type" || key == "ts_ms" || key == "seq") continue;
+    const bool is_name = key == "path" || key == "to" || key == "target";
     line += " " + inert(key) + "=" +
-            inert(value.is_string() ? value.get_ref<const std::string&>()
-                                    : value.dump(-1, ' ', false, json::error_handler_t::replace));
+            (value.is_string() ? (is_name ? quote_name(value.get_ref<const std::string&>())
+                                          : inert(value.get_ref<const std::string&>()))
+             : key == "paths"  ? list(value)
+                               : inert(value.dump(-1, ' ', false, json::error_handler_t::replace)));
   }
   return line;
 }

@@ -23,6 +23,10 @@ struct Style {
   }
 };
 
+// `text` split on its real newlines (one at the end ends the last line), each
+// line through `render` (base::inert, base::inert_line), joined by newlines.
+std::string render_lines(std::string_view text, std::string (*render)(std::string_view));
+
 // Prints the result of `cmd` (the "result" member of an ok reply) to `out`.
 void print_result(std::FILE* out, std::string_view cmd, const nlohmann::json& result,
                   const Style& style);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <string_view>
 #include <unordered_set>
@@ -289,6 +290,32 @@ std::vector<AuditRecord> AuditLog::append_batch(const std::vector<base::JsonText
 std::size_t AuditLog::count() {
   std::lock_guard lock(mutex_);
   return static_cast<std::size_t>(last_seq_);
+}
+
+std::vector<json> AuditLog::events_since(std::int64_t since_ms, std::size_t max,
+                                         std::size_t* left_out) {
+  std::string data;
+  {
+    std::lock_guard lock(mutex_);
+    base::UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!reader) throw_errno("open", path_);
+    data = read_all(reader.get(), path_);
+  }
+  std::deque<json> events;
+  *left_out = 0;
+  for (std::size_t pos = 0; pos < data.size();) {
+    std::size_t newline = data.find('\n', pos);
+    if (newline == std::string::npos) newline = data.size();
+    auto parsed = parse_line(std::string_view(data).substr(pos, newline - pos));
+    pos = newline + 1;
+    if (!parsed || parsed->ts_ms < since_ms) continue;
+    events.push_back(std::move(parsed->event));
+    if (events.size() > max) {
+      events.pop_front();
+      ++*left_out;
+    }
+  }
+  return {std::make_move_iterator(events.begin()), std::make_move_iterator(events.end())};
 }
 
 VerifyResult AuditLog::verify() {

@@ -15,7 +15,8 @@
 // is not an error.
 //
 // The log is never read to resume anything: opening reads only the tail (to
-// continue the chain), and verify() is for people and `leasectl audit verify`.
+// continue the chain); verify() and events_since() are for people (`leasectl
+// audit verify`, `leasectl watch --since`).
 // One AuditLog per file: appends are serialized by a mutex, each line is one
 // write(2) on an O_APPEND fd, then fdatasync (configurable).
 #pragma once
@@ -71,6 +72,12 @@ class AuditLog {
   // Checks the whole chain and the anchor. Never throws for a damaged log;
   // throws MemoryError only if the file cannot be read at all.
   VerifyResult verify();
+
+  // The events recorded at or after `since_ms`, oldest first, at most the last
+  // `max` of them; `left_out` receives how many earlier ones were not returned.
+  // Lines that do not parse are skipped (verify() reports them).
+  std::vector<nlohmann::json> events_since(std::int64_t since_ms, std::size_t max,
+                                           std::size_t* left_out);
 
   // Records in the chain (the seq of the last one).
   std::size_t count();

@@ -1,5 +1,6 @@
 #include "service/status_report.hpp"
 
+#include <ctime>
 #include <sstream>
 
 #include "base/duration_text.hpp"
@@ -52,6 +53,17 @@ std::string render_status_md(const gate::TaskState& s, const std::vector<nlohman
         << md_quote(r.value("process", "?")) << " (pid " << r.value("pid", 0)
         << "): " << md_quote(r.value("reason", "?"));
     if (r.value("count", 1) > 1) out << " ×" << r.value("count", 1);
+    // When, in UTC (the reader's zone is not the daemon's), and in which turn.
+    if (r.contains("turn")) out << " (turn " << r.value("turn", uint64_t{0});
+    if (const int64_t ms = r.value("ts_ms", int64_t{0}); ms > 0 && r.contains("turn")) {
+      const time_t secs = static_cast<time_t>(ms / 1000);
+      struct tm tm {};
+      gmtime_r(&secs, &tm);
+      char buf[32];
+      std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+      out << ", " << buf;
+    }
+    if (r.contains("turn")) out << ")";
     out << "\n";
   }
 

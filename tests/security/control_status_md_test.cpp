@@ -55,12 +55,12 @@ const std::vector<std::regex>& daemon_lines() {
       std::regex(R"(^$)"),
       std::regex(R"(^# leasefs status$)"),
       std::regex(R"(^## (Lease for turn \d+|Last refusals|How to ask for a lease)$)"),
-      std::regex(R"(^Task: `+ .*)"),
+      std::regex(R"(^Task: \S.*)"),
       std::regex(R"(^Status: [a-z_]+$)"),
       std::regex(R"(^Turn: \d+$)"),
-      std::regex(R"(^Next step: `+ .*)"),
-      std::regex(R"(^- `+ G_\d+ `+: `+ .*)"),
-      std::regex(R"(^- `+ [a-z_]+ `+ `+ .*)"),
+      std::regex(R"(^Next step: \S.*)"),
+      std::regex(R"(^- G_\d+: \S.*)"),
+      std::regex(R"(^- [a-z_]+ \S.*)"),
       std::regex(R"(^None(\.|: the tree is read-only\..*)$)"),
       std::regex(R"(^No task\. Writes are refused .*)"),
       std::regex(R"(^Do not look for another way to write\. .*)"),
@@ -204,6 +204,23 @@ TEST(ControlStatusMd, QuotingHoldsForAnyBytes) {
   expect_daemon_structure("Next step: " + q + "\n");
   EXPECT_EQ(service::md_quote("`"), "`` ` ``");
   EXPECT_EQ(service::md_quote("a\\nb"), "` a\\\\nb `");
+}
+
+// Like git's quoting of paths: plain text reads plainly, and only text that
+// Markdown could read as markup is put in a code span.
+TEST(ControlStatusMd, OnlyWhatNeedsQuotingIsQuoted) {
+  for (const std::string plain : {"src/pay.cfg", "no_lease", "T_20261206_001122_ab12", "sh",
+                                  "fix the parser (again)", "a.b-c"}) {
+    EXPECT_EQ(service::md_quote(plain), plain);
+  }
+  for (const std::string markup :
+       {"*bold*", "_em_",    "x_",       "a`b",       "[l](e)", "<b>",  "&amp;",  "~~s~~",
+        "a|b",    "![i](e)", "http://e", "www.e.com", "a@b.c",  "$x$",  "- item", "# h",
+        "> q",    "+ x",     "=",        "",          " pad",   "pad ", "a\\b",   "a\nb"}) {
+    const std::string q = service::md_quote(markup);
+    EXPECT_EQ(q.front(), '`') << markup;
+    expect_daemon_structure("Next step: " + q + "\n");
+  }
 }
 
 }  // namespace
