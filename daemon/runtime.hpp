@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/disk_reserve.hpp"
 #include "gate/ask.hpp"
 #include "gate/gate.hpp"
 #include "gate/protected_paths.hpp"
@@ -73,6 +74,12 @@ class Runtime {
   // A path to `name` in the root's .longrun/ that reaches the tree underneath a
   // mount (for the daemon's own log file).
   std::string longrun_path(std::string_view name) const;
+
+  // The reserve of space kept for the control plane (base/disk_reserve.hpp);
+  // the daemon starts its thread once the filesystem can sweep.
+  base::DiskReserve& disk_reserve() noexcept;
+  // The disk became full or has room again: status.md is rewritten.
+  void disk_changed();
 
   // Adds a `file_plane` object to status (see Service::set_file_plane_status).
   void set_file_plane_status(std::function<nlohmann::json()> fn);
