@@ -71,7 +71,9 @@ void DiskReserve::stop() {
 void DiskReserve::no_space() noexcept {
   {
     std::lock_guard lock(mu_);
-    release_locked();
+    // ENOSPC also means a full xattr block or no inode left: with room on the
+    // disk, the reserve stays (an agent must not turn the mount full at will).
+    if (free_now() < 2 * size_) release_locked();
     wake_ = true;
   }
   cv_.notify_all();
@@ -79,7 +81,8 @@ void DiskReserve::no_space() noexcept {
 
 DiskReserve::Status DiskReserve::status() const noexcept {
   const bool is_full = full();
-  return Status{is_full, is_full ? 0 : size_, free_.load(std::memory_order_relaxed)};
+  return Status{is_full, is_full ? 0 : size_, free_.load(std::memory_order_relaxed),
+                given_up_.load(std::memory_order_relaxed)};
 }
 
 uint64_t DiskReserve::free_now() const noexcept {
@@ -93,6 +96,7 @@ void DiskReserve::release_locked() noexcept {
   // The blocks go back to the file system with the truncate.
   if (fd_) (void)::ftruncate(fd_.get(), 0);
   full_.store(true, std::memory_order_release);
+  given_up_.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool DiskReserve::allocate_locked() noexcept {

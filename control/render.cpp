@@ -87,7 +87,8 @@ json render(const service::StatusReport& r) {
   if (r.disk) {
     out["disk"] = {{"full", r.disk->full},
                    {"reserve_bytes", r.disk->reserve_bytes},
-                   {"free_bytes", r.disk->free_bytes}};
+                   {"free_bytes", r.disk->free_bytes},
+                   {"reserve_given_up", r.disk->given_up}};
   }
   out["protected_paths"] = r.protected_paths;
   out["ask"] = ask_json(r.ask);

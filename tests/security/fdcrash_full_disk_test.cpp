@@ -157,5 +157,24 @@ TEST_F(FullDiskTest, ControlPlaneWorksOnAFullDiskAndFreedSpaceComesBack) {
             "grant|4\nundo|1\n");
 }
 
+// ENOSPC without a full disk: the agent fills one file's xattr block. The
+// reserve stays and the mount keeps taking writes (an agent must not be able to
+// turn the mount full at will).
+TEST_F(FullDiskTest, AnEnospcWithRoomOnTheDiskLeavesTheMountWritable) {
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(call("start", {{"description", "xattrs"}}).value("ok", false));
+  ASSERT_TRUE(call("grant", {{"reason", "xattrs"}}).value("ok", false));
+  auto x = as_agent(
+      "touch work/x && v=$(head -c 200 /dev/zero | tr '\\0' v) && i=0 && "
+      "while setfattr -n user.a$i -v $v work/x; do i=$((i+1)); done");
+  ASSERT_NE(x.output.find("No space left"), std::string::npos) << x.output;
+  const nlohmann::json status = call("status");
+  EXPECT_EQ(status["result"]["disk"].value("reserve_given_up", -1), 0) << status.dump();
+  EXPECT_FALSE(disk_full()) << status.dump();
+  auto w = as_agent("echo still > work/y && cat work/y");
+  EXPECT_EQ(w.output, "still\n");
+}
+
 }  // namespace
 }  // namespace leasefs::test
