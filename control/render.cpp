@@ -84,6 +84,12 @@ json render(const service::StatusReport& r) {
               {"recent_refusals", r.recent_refusals},
               {"refusals_total", r.refusals_total}};
   if (r.file_plane) out["file_plane"] = *r.file_plane;
+  if (r.disk) {
+    out["disk"] = {{"full", r.disk->full},
+                   {"reserve_bytes", r.disk->reserve_bytes},
+                   {"free_bytes", r.disk->free_bytes},
+                   {"reserve_given_up", r.disk->given_up}};
+  }
   out["protected_paths"] = r.protected_paths;
   out["ask"] = ask_json(r.ask);
   json foreign = json::array();

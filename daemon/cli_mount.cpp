@@ -304,6 +304,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     fso.stable_names = mountpoint == root && !busy.watch;
     fuse::Filesystem fs(root_fd.get(), runtime.gate(), fso);
     fs.set_journal(runtime.journal());
+    fs.set_disk_reserve(&runtime.disk_reserve());
     fs.attach_asks(&runtime.asks());
     OpenFdCount open_fds;
     runtime.set_file_plane_status(
@@ -315,9 +316,13 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
           "access beneath the mount",
           root);
     }
+    // Once a second, and at once after an ENOSPC: deleted files are let go.
+    runtime.disk_reserve().start([&fs] { fs.release_deleted(); },
+                                 [&runtime] { runtime.disk_changed(); });
     struct ForgetFs {  // status must not reach `fs` once it is gone
       Runtime& runtime;
       ~ForgetFs() {
+        runtime.disk_reserve().stop();
         runtime.set_file_plane_status(nullptr);
         runtime.set_undo_touch(nullptr);
       }

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "base/clock.hpp"
+#include "base/disk_reserve.hpp"
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
 #include "base/thread_name.hpp"
@@ -72,6 +73,7 @@ struct Runtime::Impl {
         socket_path(options.socket_path.empty() ? protocol::default_socket_path(root_path)
                                                 : options.socket_path),
         dir(root_fd, root_path),
+        reserve(dir.fd(), "reserve"),
         store(dir),
         memory(dir.path("memory.db")),
         ledger(dir.path("memory.db")),
@@ -88,12 +90,14 @@ struct Runtime::Impl {
       dir.share_with(options.agent_gid);
       gate.set_protected_globs(options.protected_globs);  // before the first publication
       service = std::make_unique<service::Service>(store, memory, &ledger, gate, bus);
+      service->set_disk_reserve(&reserve);
       desk = std::make_unique<control::AskDesk>(*service);
       desk->start();
       asks.attach_desk(desk.get());
       service->set_ask_channel(&asks, options.ask_ms);
       if (options.journal.enabled) {
         journal = std::make_unique<journal::Journal>(root_fd, dir.fd(), options.journal);
+        journal->set_disk_reserve(&reserve);
         // Each entry's hash goes to the audit chain; one not undoable is said in watch.
         journal->set_listener([this](const journal::Entry& e) {
           nlohmann::json ev = {{"type", "journal"},     {"turn", e.turn}, {"seq", e.seq},
@@ -178,7 +182,17 @@ struct Runtime::Impl {
         if (std::exchange(lose_next, false)) {
           throw std::runtime_error("failpoint audit.lose_batch");
         }
-        audit.append_batch(batch);
+        const size_t appended = audit.count();
+        try {
+          audit.append_batch(batch);
+        } catch (const std::exception& e) {
+          // Perhaps the disk is full: its reserve is for this, so once more with
+          // it, unless the batch reached the log (only its anchor failed).
+          if (reserve.full() || audit.count() != appended) throw;
+          spdlog::warn("audit: {}; the disk's reserve is given up and the batch retried", e.what());
+          reserve.no_space();
+          audit.append_batch(batch);
+        }
         lost = 0;
         lost_types = nlohmann::json::object();
         lost_why.clear();
@@ -251,6 +265,7 @@ struct Runtime::Impl {
   RuntimeOptions options;
   std::string socket_path;
   service::LongrunDir dir;
+  base::DiskReserve reserve;  // before the stores, so that it is allocated first
   service::StateStore store;
   memory::SqliteMemoryStore memory;
   memory::Ledger ledger;
@@ -303,6 +318,14 @@ gate::AskChannel& Runtime::asks() noexcept {
 
 void Runtime::set_undo_touch(std::function<void(const std::string&)> fn) {
   if (impl_->journal_cases) impl_->journal_cases->set_touch(std::move(fn));
+}
+
+base::DiskReserve& Runtime::disk_reserve() noexcept {
+  return impl_->reserve;
+}
+
+void Runtime::disk_changed() {
+  impl_->service->disk_changed();
 }
 
 std::string Runtime::longrun_path(std::string_view name) const {

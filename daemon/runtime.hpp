@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/disk_reserve.hpp"
 #include "gate/ask.hpp"
 #include "gate/gate.hpp"
 #include "gate/protected_paths.hpp"
@@ -78,6 +79,12 @@ class Runtime {
   // The mounts over the tree no approver made, as the mount watch sees them
   // (daemon/mount_watch.hpp): the first ends every lease.
   void set_foreign_mounts(std::vector<service::ForeignMount> mounts);
+
+  // The reserve of space kept for the control plane (base/disk_reserve.hpp);
+  // the daemon starts its thread once the filesystem can sweep.
+  base::DiskReserve& disk_reserve() noexcept;
+  // The disk became full or has room again: status.md is rewritten.
+  void disk_changed();
 
   // Adds a `file_plane` object to status (see Service::set_file_plane_status).
   void set_file_plane_status(std::function<nlohmann::json()> fn);

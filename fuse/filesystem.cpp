@@ -288,6 +288,7 @@ int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::st
                  gate::to_string(v.reason));
     return -EACCES;
   }
+  if (int r = room_for(op); r < 0) return r;
   if (journal_) {
     // An entry's path is resolved once, for the journal and the report alike.
     if (!name.empty() && !resolved) {
@@ -299,6 +300,28 @@ int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::st
   if (op != gate::Op::kWrite) report_allowed(op, resolved ? path : resolve(), caller, v.grant_id);
   if (grant_id) *grant_id = std::move(v.grant_id);
   return 0;
+}
+
+int Filesystem::room_for(gate::Op op) const noexcept {
+  if (!reserve_ || !reserve_->full()) return 0;
+  switch (op) {
+    case gate::Op::kWrite:
+    case gate::Op::kCreate:
+    case gate::Op::kMknod:
+    case gate::Op::kMkdir:
+    case gate::Op::kSymlink:
+    case gate::Op::kLink:
+    case gate::Op::kSetxattr:
+    case gate::Op::kFallocate:
+    case gate::Op::kCopyFileRange:
+      return -ENOSPC;
+    default:
+      return 0;  // frees space, or takes none worth keeping from the reserve
+  }
+}
+
+void note_no_space(fuse_req_t req) noexcept {
+  if (base::DiskReserve* reserve = Filesystem::of(req).disk_reserve()) reserve->no_space();
 }
 
 void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& caller,

@@ -20,6 +20,7 @@
 #include <system_error>
 #include <unordered_map>
 
+#include "base/disk_reserve.hpp"
 #include "fuse/inode.hpp"
 #include "fuse/inode_path_cache.hpp"
 #include "fuse/lock_waits.hpp"
@@ -189,6 +190,16 @@ class Filesystem final : public gate::PublishListener {
   // Held across every change to existing names (path_cache.hpp).
   NamesGeneration& names() noexcept { return names_; }
 
+  // The disk's reserve (base/disk_reserve.hpp), if any; set before mounting.
+  // While the disk is full, what would take space is refused with ENOSPC
+  // (room_for), and every ENOSPC met is told to the reserve (note_no_space).
+  void set_disk_reserve(base::DiskReserve* reserve) noexcept { reserve_ = reserve; }
+  base::DiskReserve* disk_reserve() noexcept { return reserve_; }
+  // 0, or -ENOSPC when the disk is full and `op` would take space.
+  int room_for(gate::Op op) const noexcept;
+  // Lets go of deleted files the inode cache still held (FdCache::release_deleted).
+  size_t release_deleted() noexcept { return cache_->release_deleted(); }
+
   // The per-turn journal (journal/journal.hpp), if any; set before mounting.
   // Every mutation the gate allows first has its pre-image recorded
   // (fuse/journal_hooks.cpp); the journal_* helpers return 0, or -errno when it
@@ -234,6 +245,7 @@ class Filesystem final : public gate::PublishListener {
 
   gate::Gate& gate_;
   journal::Journal* journal_ = nullptr;
+  base::DiskReserve* reserve_ = nullptr;
   FsOptions options_;
   bool no_opendir_ = false;
   Inode root_;

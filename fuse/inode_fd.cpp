@@ -1,8 +1,10 @@
 #include "fuse/inode_fd.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -214,40 +216,63 @@ FdCache::Stats FdCache::stats() const {
 bool FdCache::evict_locked(size_t target) noexcept {
   bool any = false;
   while (open_ > target && lru_head_ != kNil) {
-    const uint32_t s = lru_head_;
-    lru_unlink_locked(s);
-    const InodeFd* victim = slots_[s].owner;
-    const int fd = slots_[s].fd;
-    slots_[s] = Slot{};
-    free_.push_back(s);
-    --open_;
-    if (!victim->has_handle()) {
-      HandleBuf buf{};
-      bool ok = handle_of_fd(fd, buf);
-      if (ok) {
-        try {
-          victim->set_handle(buf.fh);
-        } catch (const std::bad_alloc&) {
-          ok = false;
-          errno = ENOMEM;
-        }
-      }
-      if (!ok) {
-        // No handle after all: this inode keeps its fd (counted as kept).
-        if (errno == EOPNOTSUPP) handles_ok_.store(false);
-        victim->mode_ = InodeFd::kKept;
-        victim->fd_or_slot_ = fd;
-        ++kept_;
-        continue;
-      }
-    }
-    ::close(fd);
-    victim->fd_or_slot_ = -1;
-    ++evictions_;
-    budget_.give_back();
-    any = true;
+    if (evict_slot_locked(lru_head_)) any = true;
   }
   return any;
+}
+
+bool FdCache::evict_slot_locked(uint32_t s) noexcept {
+  lru_unlink_locked(s);
+  const InodeFd* victim = slots_[s].owner;
+  const int fd = slots_[s].fd;
+  slots_[s] = Slot{};
+  free_.push_back(s);
+  --open_;
+  if (!victim->has_handle()) {
+    HandleBuf buf{};
+    bool ok = handle_of_fd(fd, buf);
+    if (ok) {
+      try {
+        victim->set_handle(buf.fh);
+      } catch (const std::bad_alloc&) {
+        ok = false;
+        errno = ENOMEM;
+      }
+    }
+    if (!ok) {
+      // No handle after all: this inode keeps its fd (counted as kept).
+      if (errno == EOPNOTSUPP) handles_ok_.store(false);
+      victim->mode_ = InodeFd::kKept;
+      victim->fd_or_slot_ = fd;
+      ++kept_;
+      return false;
+    }
+  }
+  ::close(fd);
+  victim->fd_or_slot_ = -1;
+  ++evictions_;
+  budget_.give_back();
+  return true;
+}
+
+size_t FdCache::release_deleted() noexcept {
+  // In batches, so that the lock every operation takes is never held for long
+  // (an fstat of an open fd does not reach the disk).
+  constexpr size_t kBatch = 512;
+  size_t released = 0;
+  for (size_t from = 0;; from += kBatch) {
+    std::lock_guard lock(mu_);
+    if (from >= slots_.size()) break;
+    const size_t to = std::min(slots_.size(), from + kBatch);
+    for (size_t s = from; s < to; ++s) {
+      const Slot& slot = slots_[s];
+      if (!slot.owner || !slot.in_lru) continue;  // free, or pinned by a call in progress
+      struct stat st {};
+      if (::fstat(slot.fd, &st) != 0 || st.st_nlink != 0) continue;
+      if (evict_slot_locked(static_cast<uint32_t>(s))) ++released;
+    }
+  }
+  return released;
 }
 
 bool FdCache::take_slot_locked() noexcept {

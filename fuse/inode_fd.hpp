@@ -135,6 +135,11 @@ class FdCache {
   // generation) must match `fd`'s. On a match `fd` becomes `inode`'s cached fd.
   bool same_file(const InodeFd& inode, base::UniqueFd& fd);
   FdBudget& budget() noexcept { return budget_; }
+  // Closes the cached fds of files with no name left (removed underneath while
+  // the kernel still holds their inodes): an fd would keep their blocks
+  // allocated. Each keeps its handle, so it is reopened while it still exists.
+  // Fds in use and fds kept for life stay. Returns how many were closed.
+  size_t release_deleted() noexcept;
 
  private:
   friend class InodeFd;
@@ -155,6 +160,9 @@ class FdCache {
   // With mu_ held: closes least recently used unpinned fds until `open_ <= target`.
   // Returns false when none could be closed.
   bool evict_locked(size_t target) noexcept;
+  // With mu_ held: closes unpinned slot `s` (its handle kept); false when the
+  // inode has no handle and keeps its fd instead.
+  bool evict_slot_locked(uint32_t s) noexcept;
   // With mu_ held: one budget slot, evicting if the budget is spent.
   bool take_slot_locked() noexcept;
   // With mu_ held, a budget slot taken: `fd` becomes `inode`'s, at the LRU's end.

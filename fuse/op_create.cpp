@@ -41,6 +41,7 @@ int create_new(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mod
     return -EACCES;
   }
   handle->grant_id = std::move(v.grant_id);
+  if (int res = fs.room_for(gate::Op::kCreate); res < 0) return res;
   if (int res = fs.journal_path(handle->path); res < 0) return res;
   fs.report_allowed(gate::Op::kCreate, handle->path, handle->opener, handle->grant_id);
   const int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_EXCL | O_CLOEXEC;

@@ -38,6 +38,7 @@ int do_link(fuse_req_t req, Filesystem& fs, Inode& inode, Inode& dir, const char
     fs.refuse(refused.op, refused.path, caller, v.reason, std::move(noted));
     return -EACCES;
   }
+  if (int res = fs.room_for(gate::Op::kLink); res < 0) return res;
   if (int res = fs.journal_entry(dir, name); res < 0) return res;
   fs.report_allowed(gate::Op::kLink, fs.gate_path_of(inode, {}, source_protected), caller,
                     v.grant_id, fs.gate_path_of(dir, name, name_protected));

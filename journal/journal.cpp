@@ -230,13 +230,30 @@ int Journal::save_content_locked(int src, const struct stat& st, Entry& e) {
         "the turn's journal is full (cap " + std::to_string(options_.max_turn_bytes) + " bytes)";
     return 0;
   }
+  auto metadata_only = [&e] {
+    e.blob.clear();
+    e.undoable = false;
+    e.why = "the disk is full";
+    return 0;
+  };
+  if (reserve_ && reserve_->full()) return metadata_only();
   e.blob = "b" + std::to_string(e.seq);
   base::UniqueFd out(::openat(turn_dir_.get(), e.blob.c_str(),
                               O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!out) return -errno;
-  if (int r = clone_or_copy(src, out.get(), size); r < 0) return r;
-  base::failpoint("journal.after_blob_write");
-  if (::fsync(out.get()) != 0) return -errno;
+  int r = clone_or_copy(src, out.get(), size);
+  if (r == 0) {
+    base::failpoint("journal.after_blob_write");
+    if (::fsync(out.get()) != 0) r = -errno;
+  }
+  if (r == -ENOSPC || r == -EDQUOT) {
+    // The part copied goes back to the disk; the reserve goes too.
+    out.reset();
+    ::unlinkat(turn_dir_.get(), e.blob.c_str(), 0);
+    if (reserve_) reserve_->no_space();
+    return metadata_only();
+  }
+  if (r < 0) return r;
   if (::fsync(turn_dir_.get()) != 0) return -errno;
   bytes_ += size;
   return 0;

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/disk_reserve.hpp"
 #include "base/unique_fd.hpp"
 
 namespace leasefs::journal {
@@ -105,6 +106,11 @@ class Journal {
 
   // Told of every entry once it is durable (for the audit chain and events).
   void set_listener(std::function<void(const Entry&)> fn);
+  // The disk's reserve (base/disk_reserve.hpp): while the disk is full, or when a
+  // copy meets ENOSPC, a file's pre-image is its metadata only (undoable: false),
+  // so that the journal neither eats the reserve nor stops a removal that frees
+  // space. Set before use.
+  void set_disk_reserve(base::DiskReserve* reserve) noexcept { reserve_ = reserve; }
   // What status shows of `turn`, from memory: bytes as counted against
   // max_turn_bytes. Only a turn that has a directory but is not the one being
   // recorded (a restart within a turn, before its first write) is read from
@@ -147,6 +153,7 @@ class Journal {
   // retention (only open_turn_locked creates or removes one).
   std::vector<uint64_t> kept_;
   std::function<void(const Entry&)> listener_;
+  base::DiskReserve* reserve_ = nullptr;
 };
 
 }  // namespace leasefs::journal

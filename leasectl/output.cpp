@@ -171,6 +171,10 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
                  st.red("a checkpoint is waiting: `leasectl checkpoint --retry-pending`").c_str());
   }
   std::fprintf(out, "%-10s %s\n", "memories", str(r, "memory_records", "0").c_str());
+  if (const json d = r.value("disk", json()); d.is_object() && d.value("full", false)) {
+    std::fprintf(out, "%-10s %s\n", "disk",
+                 st.red("full: writes that take space get ENOSPC until space is freed").c_str());
+  }
   if (const json j = r.value("journal", json()); j.is_object()) {
     const json bad = j.value("not_undoable", json::array());
     std::fprintf(out, "%-10s %s\n", "journal",

@@ -264,18 +264,28 @@ std::vector<AuditRecord> AuditLog::append_batch(const std::vector<base::JsonText
   }
   if (records.empty()) return records;
 
-  // One write(2); O_APPEND places it at the end atomically.
+  // One write(2); O_APPEND places it at the end atomically. A batch that fails
+  // (a full disk cuts a write short) is cut off again, so that the log never
+  // holds part of a batch and a later one, or the same one retried, follows
+  // whole lines.
+  const off_t end = ::lseek(fd_.get(), 0, SEEK_END);
+  auto fail = [&](const char* what) {
+    const int err = errno;
+    if (end >= 0) (void)::ftruncate(fd_.get(), end);
+    errno = err;
+    throw_errno(what, path_);
+  };
   for (;;) {
     const ssize_t n = ::write(fd_.get(), lines.data(), lines.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_errno("write", path_);
+    if (n < 0) fail("write");
     if (static_cast<std::size_t>(n) != lines.size()) {
-      errno = EIO;
-      throw_errno("short write to", path_);
+      errno = ENOSPC;
+      fail("short write to");
     }
     break;
   }
-  if (options_.fsync && ::fdatasync(fd_.get()) != 0) throw_errno("fdatasync", path_);
+  if (options_.fsync && ::fdatasync(fd_.get()) != 0) fail("fdatasync");
   last_seq_ = seq;
   last_hash_ = prev;
 

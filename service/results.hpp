@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/disk_reserve.hpp"
 #include "gate/task_state.hpp"
 #include "gate/task_status.hpp"
 #include "memory/ledger_types.hpp"
@@ -44,6 +45,8 @@ struct StatusReport {
   uint64_t refusals_total = 0;
   // The daemon's file plane (descriptors, busy processes), when it gave one.
   std::optional<nlohmann::json> file_plane;
+  // The disk holding the root, when the daemon keeps a reserve on it.
+  std::optional<base::DiskReserve::Status> disk;
   std::vector<std::string> protected_paths;
   AskStatus ask;
   std::vector<ForeignMount> foreign_mounts;  // mounts over the tree no approver made

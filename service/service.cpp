@@ -154,7 +154,8 @@ void Service::require_readable_state() const {
 
 void Service::write_status() {
   try {
-    std::string text = render_status_md(state_, refusals_, base::now_ms());
+    std::string text =
+        render_status_md(state_, refusals_, base::now_ms(), reserve_ && reserve_->full());
     if (!state_error_.empty()) {
       text = "# STATE UNREADABLE: the tree is read-only for everyone\n\nError: " +
              md_quote(state_error_) + "\n\n" + kStateRepairHint + "\n\n" + text;
@@ -267,6 +268,7 @@ StatusReport Service::status() {
   out.recent_refusals = refusals_;
   out.refusals_total = refusals_total_;
   if (file_plane_status_) out.file_plane = file_plane_status_();
+  if (reserve_) out.disk = reserve_->status();
   out.protected_paths.push_back(".longrun/**");
   for (auto& glob : gate_.protected_globs()) out.protected_paths.push_back(std::move(glob));
   out.ask = ask_status();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/disk_reserve.hpp"
 #include "base/would_block.hpp"
 #include "gate/actor.hpp"
 #include "gate/ask.hpp"
@@ -111,6 +112,18 @@ class Service {
     file_plane_status_ = std::move(fn);
   }
 
+  // The disk's reserve (base/disk_reserve.hpp), for status and status.md. Set
+  // before the control plane starts.
+  void set_disk_reserve(const base::DiskReserve* reserve) {
+    auto lock = lock_service();
+    reserve_ = reserve;
+  }
+  // The disk became full, or has room again: status.md says so.
+  void disk_changed() {
+    auto lock = lock_service();
+    write_status();
+  }
+
   // Returns once this thread's last state change is on disk; the control socket
   // calls it before each reply, outside the service's lock, so that one fdatasync
   // covers the changes of every client that waits meanwhile (group commit). A
@@ -180,6 +193,7 @@ class Service {
   gate::TaskState task_from_checkpoint(const memory::Record& record);
 
   std::function<nlohmann::json()> file_plane_status_;
+  const base::DiskReserve* reserve_ = nullptr;
   StateStore& store_;
   StatusFile status_file_{store_};
   memory::MemoryStore& memory_;

@@ -9,11 +9,15 @@
 namespace leasefs::service {
 
 std::string render_status_md(const gate::TaskState& s, const std::vector<nlohmann::json>& refusals,
-                             int64_t now_ms) {
+                             int64_t now_ms, bool disk_full) {
   std::ostringstream out;
   // Every string that did not come from the daemon itself goes through md_quote():
   // each line below begins with text the daemon wrote (md_quote.hpp).
   out << "# leasefs status\n\n";
+  if (disk_full) {
+    out << "**The disk is full.** Writes, creates and anything else that takes space get "
+           "ENOSPC, leased or not, until a person frees space.\n\n";
+  }
   if (!s.has_task()) {
     out << "No task. Writes are refused until a task is started (`leasectl start "
            "\"what you will do\"`) and a person grants a lease.\n";

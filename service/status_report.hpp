@@ -11,7 +11,9 @@
 
 namespace leasefs::service {
 
+// `disk_full`: the disk's reserve is spent (base/disk_reserve.hpp).
 std::string render_status_md(const gate::TaskState& state,
-                             const std::vector<nlohmann::json>& refusals, int64_t now_ms);
+                             const std::vector<nlohmann::json>& refusals, int64_t now_ms,
+                             bool disk_full = false);
 
 }  // namespace leasefs::service

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "fuse/inode.hpp"
@@ -140,6 +141,35 @@ TEST_F(InodeTableTest, ANumberReusedByAnotherFileGetsAFreshInode) {
   table.forget(other_inode, 1);
   EXPECT_EQ(table.size(), 0u);
   if (!reused) GTEST_SKIP() << "the file system did not reuse the inode number";
+}
+
+// A file removed underneath while the kernel still holds its inode: its cached
+// fd would keep its blocks allocated. The sweep closes it, and only it.
+TEST_F(InodeTableTest, ReleaseDeletedClosesOnlyTheFdsOfFilesWithNoNameLeft) {
+  FdBudget budget(1 << 16);
+  Opened root = open_path(dir_.path());
+  FdCache cache(root.fd.get(), root.st.st_dev, budget, 64);
+  InodeTable table(&cache);
+  touch(path(0));
+  touch(path(1));
+  Opened gone = open_path(path(0));
+  Opened kept = open_path(path(1));
+  Inode* gone_inode = table.acquire(std::move(gone.fd), gone.st, false);
+  Inode* kept_inode = table.acquire(std::move(kept.fd), kept.st, false);
+  ASSERT_EQ(cache.stats().open, 2u);
+  EXPECT_EQ(cache.release_deleted(), 0u);
+  ASSERT_EQ(::unlink(path(0).c_str()), 0);
+  EXPECT_EQ(cache.release_deleted(), 1u);
+  EXPECT_EQ(cache.stats().open, 1u);
+  EXPECT_EQ(ino_via_fd(*kept_inode), kept.st.st_ino);
+  try {
+    (void)gone_inode->fd.get();
+    ADD_FAILURE() << "a file with no name left was reopened";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code().value(), ESTALE);
+  }
+  table.forget(gone_inode, 1);
+  table.forget(kept_inode, 1);
 }
 
 TEST_F(InodeTableTest, WithoutACacheEveryInodeKeepsItsFd) {
