@@ -32,10 +32,6 @@ class NonBlockingScope {
   bool outer_;
 };
 
-inline bool in_non_blocking_scope() noexcept {
-  return detail::tls_non_blocking;
-}
-
 // Throws WouldBlock inside a NonBlockingScope: for work that can wait on
 // something other than a lock (a scan of /proc, a disk read).
 inline void would_block_here() {

@@ -456,12 +456,4 @@ const std::string& Server::socket_path() const noexcept {
   return impl_->options.socket_path;
 }
 
-size_t Server::connection_count() const {
-  return impl_->connections;
-}
-
-size_t Server::watcher_count() const {
-  return impl_->watchers;
-}
-
 }  // namespace leasefs::control

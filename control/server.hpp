@@ -83,8 +83,6 @@ class Server {
   void stop();
 
   const std::string& socket_path() const noexcept;
-  size_t connection_count() const;
-  size_t watcher_count() const;
 
  private:
   struct Impl;

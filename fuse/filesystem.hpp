@@ -117,7 +117,6 @@ class Filesystem final : public gate::PublishListener {
   // open" (set at init, before any request).
   bool no_opendir() const noexcept { return no_opendir_; }
   void set_no_opendir(bool on) noexcept { no_opendir_ = on; }
-  const std::string& root_prefix() const noexcept { return root_prefix_; }
 
   // Whether `name` in `parent` is (or would be) under .longrun.
   bool child_protected(const Inode& parent, std::string_view name) const noexcept {
@@ -181,6 +180,8 @@ class Filesystem final : public gate::PublishListener {
   // Parked, it takes the refusal's report, made only if the wait fails it.
   bool park(fuse_req_t req, NotedRefusal& noted, ParkedRequests::Attempt attempt, bool wait);
 
+  // A mutation through an open handle (write, fallocate, ...): judged where the
+  // file is now, by the handle's cached path while no name changed.
   int gate_handle(gate::Op op, FileHandle& handle, const gate::Caller& caller) {
     const Inode& inode = *handle.inode;
     return check(op, inode.protected_path.load(std::memory_order_relaxed), inode, {}, caller,

@@ -411,10 +411,8 @@ RevokeResult Service::revoke(const std::optional<std::string>& grant_id, const g
   return {revoked, !state_.grants.empty()};
 }
 
-// After the commit: the ledger records what took effect. A ledger failure does not
-// undo a grant that is already in force; it is logged (the audit has it too).
 // What gives permission is recorded before it takes effect: a grant the ledger
-// cannot record is refused (memory_error). What takes permission away (revoke,
+// cannot record is refused (memory_error), and never in force. What takes permission away (revoke,
 // turn) takes effect first and is recorded after, so a ledger failure can never
 // keep a lease alive.
 //
@@ -819,10 +817,6 @@ void Service::recover_from_memory() {
   commit(task_from_checkpoint(*record));
   spdlog::warn("state.json was missing; task {} rebuilt from checkpoint {} ({})", state_.task_id,
                state_.last_checkpoint_id, record->id);
-}
-
-void Service::note_refusal(const json& refusal) {
-  note_refusals({refusal});
 }
 
 void Service::note_refusals(const std::vector<json>& refusals, uint64_t extra) {

@@ -136,10 +136,9 @@ class Service {
 
   // The current state (a copy), for status.md and tests.
   gate::TaskState state() const;
-  // Recent refusals, newest last, for status and status.md.
-  void note_refusal(const nlohmann::json& refusal);
-  // The same for a batch (one status.md write for all of them).
-  // `extra` counts refusals beyond these (folded away to keep the batch bounded).
+  // Recent refusals, newest last, for status and status.md, a batch at a time
+  // (one status.md write for all of them). `extra` counts refusals beyond these (folded away to
+  // keep the batch bounded).
   void note_refusals(const std::vector<nlohmann::json>& refusals, uint64_t extra = 0);
 
  private:
