@@ -379,21 +379,21 @@ TEST_F(AskMode, AnApprovedDirectoryRenameCoversItsSubtreeAtBothNames) {
 // A write that waited and was approved was let through: it is no refusal, and
 // the approver's list of refusals does not say otherwise. One rejected is.
 TEST_F(AskMode, AnApprovedWriteIsNotListedAsARefusalAndARejectedOneIs) {
-  mount({"--ask=60"});
-  pid_t a = agent(write_file(work("a.txt"), "asked"));
+  mount_with_kept({"--ask=60"});
+  pid_t a = agent(write_file(work("kept.txt"), "asked"));
   json p = pending(1);
   ASSERT_EQ(p.size(), 1u) << p.dump();
   ASSERT_TRUE(root_->call("approve", {{"id", p[0]["id"]}}).value("ok", false));
   EXPECT_EQ(wait(a), 0);
-  pid_t b = agent(write_file(work("else/b.txt"), "more"));
+  pid_t b = agent(write_file(work("else/kept.txt"), "more"));
   p = pending(1);
   ASSERT_EQ(p.size(), 1u) << p.dump();
   ASSERT_TRUE(root_->call("reject", {{"id", p[0]["id"]}}).value("ok", false));
   EXPECT_EQ(wait(b), kEacces);
   const json refusals = status()["recent_refusals"];  // status takes what was gathered
   ASSERT_EQ(refusals.size(), 1u) << refusals.dump();
-  EXPECT_EQ(refusals[0]["path"], "work/else/b.txt") << refusals.dump();
-  EXPECT_EQ(refusals[0]["reason"], "out_of_scope") << refusals.dump();  // a grant names a.txt
+  EXPECT_EQ(refusals[0]["path"], "work/else/kept.txt") << refusals.dump();
+  EXPECT_EQ(refusals[0]["reason"], "out_of_scope") << refusals.dump();  // a grant names kept.txt
 }
 
 }  // namespace
