@@ -36,8 +36,8 @@ done
 echo "ok: stripped binaries, debug info in the -dbgsym package by build id"
 zcat "$root/usr/share/man/man1/leasectl.1.gz" | grep -q '^\.SH "LEASECTL MCP"' || fail "leasectl(1) lacks mcp"
 man -l "$root/usr/share/man/man8/leasefs.8.gz" >/dev/null 2>&1 || fail "leasefs(8) does not render"
-bash -c ". '$root/usr/share/bash-completion/completions/leasectl'; COMP_WORDS=(leasectl gra); COMP_CWORD=1; _leasectl; [ \"\${COMPREPLY[*]}\" = grant ]" ||
-  fail "completion of 'leasectl gra' is not 'grant'"
+bash -c ". '$root/usr/share/bash-completion/completions/leasectl'; COMP_WORDS=(leasectl checkp); COMP_CWORD=1; _leasectl; [ \"\${COMPREPLY[*]}\" = checkpoint ]" ||
+  fail "completion of 'leasectl checkp' is not 'checkpoint'"
 echo "ok: man pages and bash completion"
 
 for unit in system/leasefs@.service user/leasefs@.service; do
