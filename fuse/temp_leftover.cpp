@@ -50,6 +50,11 @@ void Filesystem::take_leftover(const TempSibling& s) noexcept {
     spdlog::info("temporary file {} outlived its turn {}: {}", s.path, s.turn,
                  journaled ? "moved into the journal" : "deleted (no journal)");
     drop_cached(s.path);
+    // A name of the file may remain (a link made under another grant): its
+    // cached attributes (nlink) are stale too.
+    if (const Inode* obj = table_.find(s.dev, s.ino)) {
+      pages_.now({reinterpret_cast<fuse_ino_t>(obj)});
+    }
   } catch (...) {
     // A leftover left in place is reported; nothing else is at stake here.
   }
