@@ -1,5 +1,6 @@
 #include "fuse/filesystem.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <spdlog/spdlog.h>
@@ -93,21 +94,13 @@ void Filesystem::on_published(const gate::GateSnapshot& snapshot) noexcept {
   parked_.on_published(snapshot);
   if (siblings_.empty()) return;
   try {
-    const bool open = snapshot.has_task && snapshot.status == gate::TaskStatus::kInProgress;
+    const bool open = gate::temp_sibling_turn_open(snapshot, snapshot.turn);
     for (const TempSibling& s :
          siblings_.close_except(open ? std::optional<uint64_t>(snapshot.turn) : std::nullopt)) {
-      // Still in the tree under the name it was created with: a leftover.
-      struct stat st {};
-      if (gate::is_expressible(s.path) &&
-          ::fstatat(root_.fd.get(), s.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-          st.st_dev == s.dev && st.st_ino == s.ino) {
-        gate_.report_refusal(gate::Op::kCreate, s.path, s.creator,
-                             gate::DenyReason::kTemporaryLeftover);
-        spdlog::info("temporary file {} outlived its turn {}", s.path, s.turn);
-      }
+      take_leftover(s);
     }
   } catch (...) {
-    // Reporting must not fail a publication.
+    // Taking leftovers out must not fail a publication.
   }
 }
 
@@ -162,7 +155,12 @@ std::string Filesystem::path_of(const Inode& inode) const {
     } else {
       std::string path = relative_to_root(target);
       if (names_this_file(path, st)) return path;  // a live file named "… (deleted)"
+      const std::string gone = std::move(path);
       path = live_name_of(inode.fd.get());
+      if (names_this_file(path, st)) return path;
+      // The handle led back to the gone name (the kernel keeps it as an alias
+      // while we hold it): look for another name beside it (`ln b a; sed -i a`).
+      path = name_beside(gone, st);
       return names_this_file(path, st) ? path : unresolved;
     }
   }
@@ -206,6 +204,29 @@ std::string Filesystem::live_name_of(int fd) const {
   std::string target = fd_target(again.get());
   if (target.ends_with(" (deleted)")) return {};
   return relative_to_root(target);
+}
+
+std::string Filesystem::name_beside(const std::string& gone, const struct stat& st) const {
+  if (gone.empty() || !gate::is_expressible(gone)) return {};
+  std::string name;
+  base::UniqueFd parent = journal::open_parent(root_.fd.get(), gone, &name);
+  if (!parent) return {};
+  base::UniqueFd dir_fd(::openat(parent.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  DIR* dir = dir_fd ? ::fdopendir(dir_fd.get()) : nullptr;
+  if (!dir) return {};
+  (void)dir_fd.release();  // the DIR owns it now
+  std::string found;
+  constexpr size_t kMaxEntries = 65536;  // beyond this, the path stays unresolved
+  size_t seen = 0;
+  while (struct dirent* e = ::readdir(dir)) {
+    if (++seen > kMaxEntries) break;
+    if (e->d_ino != st.st_ino || name == e->d_name) continue;
+    const size_t slash = gone.rfind('/');
+    found = (slash == std::string::npos ? std::string() : gone.substr(0, slash + 1)) + e->d_name;
+    break;
+  }
+  ::closedir(dir);
+  return found;
 }
 
 std::string Filesystem::cached_path_of(const Inode& inode, CachedPath* where) const {

@@ -97,8 +97,9 @@ class Filesystem final : public gate::PublishListener {
   // The temporary sibling that `name` in `dir` is, if it is one.
   std::optional<TempSibling> temp_sibling_at(const Inode& dir, const char* name) const;
 
-  // End of a turn: temporary siblings of an earlier turn stop being siblings, and
-  // the ones still in the tree are reported (gate::DenyReason::kTemporaryLeftover).
+  // End of a lease (gate/temp_sibling.hpp): temporary siblings whose lease is
+  // gone stop being siblings, and the ones still in the tree are taken out of it
+  // and reported (take_leftover).
   void on_published(const gate::GateSnapshot& snapshot) noexcept override;
   // Before a publication: flush and drop the cached pages of every inode open for
   // writing, so what a shared mapping dirtied is judged by the snapshot it was
@@ -239,6 +240,13 @@ class Filesystem final : public gate::PublishListener {
   std::string relative_to_root(const std::string& target) const;
   bool names_this_file(const std::string& path, const struct stat& st) const;
   std::string live_name_of(int fd) const;
+  // Another name of the file `st` in the directory of the name `gone`, or "".
+  std::string name_beside(const std::string& gone, const struct stat& st) const;
+  // A temporary sibling that outlived its lease, if still under the name it was
+  // created with: moved into its turn's journal (deleted when there is no
+  // journal), reported as gate::DenyReason::kTemporaryLeftover, and dropped from
+  // the kernel's caches (fuse/temp_leftover.cpp).
+  void take_leftover(const TempSibling& sibling) noexcept;
   // path_of(inode) when names are stable, from the handle's `where` or, without
   // a handle, from inode_paths_, while still valid (path_cache.hpp,
   // inode_path_cache.hpp).

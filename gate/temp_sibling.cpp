@@ -38,6 +38,17 @@ bool lease_open(const GateSnapshot& snapshot) noexcept {
   return snapshot.has_task && snapshot.status == TaskStatus::kInProgress;
 }
 
+// Whether a grant's glob reaches into `dir`: its directory part matches it, or,
+// for a glob that goes below its directory part (`dir/`, which means `dir/**`,
+// and `dir/**`), the glob matches `dir` itself.
+bool reaches_into(std::string_view pattern, std::string_view dir) noexcept {
+  while (pattern.starts_with('/')) pattern.remove_prefix(1);
+  while (pattern.starts_with("./")) pattern.remove_prefix(2);
+  if (pattern.empty()) return false;
+  if ((pattern.ends_with('/') || pattern.ends_with("**")) && glob_match(pattern, dir)) return true;
+  return glob_match(dir_of(pattern), dir);
+}
+
 }  // namespace
 
 Decision decide_temp_sibling(const GateSnapshot& snapshot, std::string_view path,
@@ -54,19 +65,20 @@ Decision decide_temp_sibling(const GateSnapshot& snapshot, std::string_view path
     if (!grant_in_force(snapshot, grant, now_ms) || !edits_by_path(grant)) continue;
     if (is_git_index_lock(path)) return {true, DenyReason::kNone, &grant};
     for (std::string_view pattern : grant.paths) {
-      while (pattern.starts_with('/')) pattern.remove_prefix(1);
-      while (pattern.starts_with("./")) pattern.remove_prefix(2);
-      if (pattern.empty() || pattern.ends_with('/')) continue;
-      if (glob_match(dir_of(pattern), dir)) {
-        return {true, DenyReason::kNone, &grant};
-      }
+      if (reaches_into(pattern, dir)) return {true, DenyReason::kNone, &grant};
     }
   }
   return {false, DenyReason::kOutOfScope};
 }
 
 bool temp_sibling_turn_open(const GateSnapshot& snapshot, uint64_t turn) noexcept {
-  return lease_open(snapshot) && snapshot.turn == turn;
+  if (!lease_open(snapshot) || snapshot.turn != turn) return false;
+  // `end-turn` and `revoke` keep the turn's index: the lease that made the
+  // siblings must still be there, or a later grant would revive them.
+  for (const Grant& grant : snapshot.grants) {
+    if (grant.turn == turn && edits_by_path(grant)) return true;
+  }
+  return false;
 }
 
 Decision decide_on_temp_sibling(const GateSnapshot& snapshot, Op op, uint64_t turn,

@@ -8,12 +8,15 @@
 //
 // The rule: a file created, under a path-narrowed grant with the write class, in a
 // directory that the grant's scope reaches into (the directory part of one of its
-// globs matches), becomes a temporary sibling for this turn. A temporary sibling
-// may only be written, have its attributes set, be unlinked, or be renamed onto a
-// path the lease covers for writing (for the tool, replacing the file's content
-// is a write of it). It can never be renamed to an out-of-scope name or linked,
-// so it cannot become a lasting file outside the scope; one still there when the
-// turn ends is reported (a refusal with reason `temporary_leftover`).
+// globs matches; for `dir/` and `dir/**`, also any directory the glob matches),
+// becomes a temporary sibling for this turn. A temporary sibling may only be
+// written, have its attributes set, be unlinked, or be renamed onto a path the
+// lease covers for writing (for the tool, replacing the file's content is a write
+// of it). It can never be renamed to an out-of-scope name or linked. It lives as
+// long as the lease that made it: once no path-narrowed grant with the write
+// class is in force for its turn (`turn`, `end-turn`, `revoke`, a checkpoint),
+// it is no longer one, and if it is still in the tree the filesystem takes it
+// out (into the turn's journal) and reports it (`temporary_leftover`).
 //
 // `.git/index.lock` (in any directory) is a temporary sibling whose only rename
 // target is the `.git/index` beside it: git's cache of the tree's state, which
@@ -46,8 +49,9 @@ Decision decide_temp_sibling_rename(const GateSnapshot& snapshot, std::string_vi
                                     std::string_view to, uint64_t turn, const Caller& caller,
                                     int64_t now_ms) noexcept;
 
-// Whether a temporary sibling created in `turn` is still one under `snapshot`
-// (false once the turn is over: a leftover to report).
+// Whether a temporary sibling created in `turn` is still one under `snapshot`:
+// the task in progress, `turn` current, and a path-narrowed grant with the write
+// class of that turn in force (false: a leftover to take out of the tree).
 bool temp_sibling_turn_open(const GateSnapshot& snapshot, uint64_t turn) noexcept;
 
 }  // namespace leasefs::gate

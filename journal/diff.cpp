@@ -60,9 +60,10 @@ std::optional<std::string> blob_content(const Journal& j, const Entry& e) {
   return s;
 }
 
+// A later pre-image, or a leftover's blob (the file as it was taken out).
 After after_from_entry(const Journal& j, const Entry& e) {
   After a;
-  a.kind = e.kind;
+  a.kind = e.kind == "leftover" ? "file" : e.kind;
   a.mode = e.mode;
   a.uid = e.uid;
   a.gid = e.gid;
@@ -70,7 +71,7 @@ After after_from_entry(const Journal& j, const Entry& e) {
   a.ino = e.ino;
   a.target = e.target;
   a.xattrs = e.xattrs;
-  if (e.kind == "file") {
+  if (a.kind == "file") {
     a.content = blob_content(j, e);
     a.content_known = true;
   }
@@ -180,7 +181,7 @@ json diff(const Journal& journal, const DiffRequest& req) {
   for (uint64_t t : journal.turns()) {
     if (t <= req.turn) continue;
     for (Entry& e : journal.entries(t)) {
-      if (e.kind != "rename") later.try_emplace(e.path, std::move(e));
+      if (!e.is_fact()) later.try_emplace(e.path, std::move(e));
     }
   }
   std::vector<After> afters;
@@ -194,8 +195,10 @@ json diff(const Journal& journal, const DiffRequest& req) {
   std::map<std::string, size_t> index_of;
   for (size_t i = 0; i < entries.size(); ++i) index_of[entries[i].path] = i;
   std::map<std::string, std::string> moved;  // from -> to, as the turn did it
-  for (const Entry& e : journal.entries(req.turn)) {
+  std::map<std::string, Entry> leftovers;    // temporary files taken out of the tree
+  for (Entry& e : journal.entries(req.turn)) {
     if (e.kind == "rename") moved[e.path] = e.target;
+    if (e.kind == "leftover") leftovers.insert_or_assign(e.path, std::move(e));
   }
   std::map<size_t, size_t> renamed_to;  // deleted index -> created index
   std::vector<std::pair<std::string, std::string>> moved_dirs;
@@ -232,8 +235,13 @@ json diff(const Journal& journal, const DiffRequest& req) {
   std::string text;
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& b = entries[i];
-    const After& a = afters[i];
     if (rename_targets.contains(i) || inside_moved_dir(b.path)) continue;
+    // Created in the turn and gone, but kept: a temporary file that outlived its
+    // lease, shown as it was when it was taken out.
+    auto left = leftovers.find(b.path);
+    const bool taken = left != leftovers.end() && b.kind == "absent" && afters[i].kind == "absent";
+    const After left_after = taken ? after_from_entry(journal, left->second) : After{};
+    const After& a = taken ? left_after : afters[i];
     json c = {{"path", b.path}};
     // Every name in the text is quoted (a newline in it never starts a line);
     // `changes` keeps the exact bytes.
@@ -249,6 +257,13 @@ json diff(const Journal& journal, const DiffRequest& req) {
       lines.push_back("renamed " + name + " -> " + base::quote_name(to));
     } else if (b.kind == "absent" && a.kind == "absent") {
       continue;  // created and removed within the turn (a temporary)
+    } else if (taken) {
+      c["change"] = "leftover";
+      c["kind"] = a.kind;
+      c["blob"] = left->second.blob;
+      lines.push_back("temporary file " + name + " (mode " + octal(a.mode) +
+                      ") outlived its lease: taken out of the tree into the journal");
+      content_changed = true;
     } else if (b.kind == "absent") {
       c["change"] = "created";
       c["kind"] = a.kind;

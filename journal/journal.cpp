@@ -418,6 +418,65 @@ void Journal::note_rename(uint64_t turn, std::string_view from, std::string_view
   }
 }
 
+int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_t ino) {
+  if (!options_.enabled || !journaled_path(path)) return -ENOTSUP;
+  std::lock_guard lock(mu_);
+  if (int r = open_turn_locked(turn); r < 0) return r;
+  std::string name;
+  base::UniqueFd parent = open_parent(root_.get(), path, &name);
+  struct stat st {};
+  if (!parent || ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return -errno;
+  }
+  if (st.st_dev != dev || st.st_ino != ino || !S_ISREG(st.st_mode)) return -ESTALE;
+  Entry e;
+  e.seq = seq_ + 1;
+  e.turn = turn;
+  e.kind = "leftover";
+  e.path = std::string(path);
+  e.mode = st.st_mode;
+  e.uid = st.st_uid;
+  e.gid = st.st_gid;
+  e.atime_ns = ns_of(st.st_atim);
+  e.mtime_ns = ns_of(st.st_mtim);
+  e.size = static_cast<uint64_t>(st.st_size);
+  e.ino = st.st_ino;
+  e.nlink = st.st_nlink;
+  if (st.st_nlink > 1) {
+    // Another name keeps the file (a link made under another grant): keep a copy
+    // and remove this name only; the file itself is not the journal's.
+    base::UniqueFd f(::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat opened {};
+    if (!f || ::fstat(f.get(), &opened) != 0) return -errno;
+    if (opened.st_dev != dev || opened.st_ino != ino) return -ESTALE;
+    if (int r = save_content_locked(f.get(), st, e); r < 0) return r;
+    if (::unlinkat(parent.get(), name.c_str(), 0) != 0) return -errno;
+  } else {
+    e.blob = "b" + std::to_string(e.seq);
+    // The name could change between the stat and the move: check what moved, and
+    // put back anything else.
+    if (::renameat2(parent.get(), name.c_str(), turn_dir_.get(), e.blob.c_str(),
+                    RENAME_NOREPLACE) != 0) {
+      return -errno;
+    }
+    struct stat moved {};
+    if (::fstatat(turn_dir_.get(), e.blob.c_str(), &moved, AT_SYMLINK_NOFOLLOW) != 0 ||
+        moved.st_dev != dev || moved.st_ino != ino) {
+      ::renameat2(turn_dir_.get(), e.blob.c_str(), parent.get(), name.c_str(), RENAME_NOREPLACE);
+      return -ESTALE;
+    }
+    // A blob like any other: the daemon's, 0600 (no set-id bit survives).
+    ::fchownat(turn_dir_.get(), e.blob.c_str(), 0, 0, AT_SYMLINK_NOFOLLOW);
+    ::fchmodat(turn_dir_.get(), e.blob.c_str(), 0600, 0);
+    if (::fsync(turn_dir_.get()) != 0) return -errno;
+    bytes_ += e.size;
+  }
+  if (int r = append_locked(e, false); r < 0) return r;
+  seq_ = e.seq;
+  if (listener_) listener_(e);
+  return 0;
+}
+
 bool Journal::inode_seen(uint64_t turn, dev_t dev, ino_t ino) {
   std::lock_guard lock(mu_);
   return turn == turn_ && inodes_.contains({dev, ino});

@@ -45,10 +45,14 @@ struct Options {
 
 // One pre-image.
 struct Entry {
+  // A fact for diff (a rename, a leftover taken out of the tree), not a pre-image.
+  bool is_fact() const noexcept { return kind == "rename" || kind == "leftover"; }
+
   uint64_t seq = 0;
   uint64_t turn = 0;
   std::string path;
-  std::string kind;  // absent | file | dir | symlink | other; "rename" is a fact, not a pre-image
+  // absent | file | dir | symlink | other; "rename" and "leftover" are facts, not pre-images
+  std::string kind;
   uint32_t mode = 0, uid = 0, gid = 0;
   int64_t atime_ns = 0, mtime_ns = 0;
   uint64_t size = 0, ino = 0, nlink = 0;
@@ -90,6 +94,12 @@ class Journal {
   // The fact of a rename (kind "rename", `path` -> `target`), after the
   // pre-images of both names: for diff, which otherwise sees a delete and a create.
   void note_rename(uint64_t turn, std::string_view from, std::string_view to);
+  // A temporary sibling that outlived its lease (gate/temp_sibling.hpp): the file
+  // at `path`, if it is still (dev, ino), is moved out of the tree into `turn`'s
+  // journal as a blob (copied, and the name removed, when another name keeps the
+  // file), and a "leftover" fact records it for diff. 0, or -errno (-ESTALE when
+  // `path` no longer names that file).
+  int keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_t ino);
   // Fast path for writes through an open file: whether this inode already has a
   // pre-image in `turn` (remember_inode after a before()).
   bool inode_seen(uint64_t turn, dev_t dev, ino_t ino);

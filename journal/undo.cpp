@@ -158,7 +158,7 @@ std::vector<Entry> first_preimages(const Journal& journal, uint64_t turn,
   std::vector<Entry> out;
   std::set<std::string> seen;
   for (Entry& e : journal.entries(turn)) {
-    if (e.kind == "rename" || !selected(e.path, paths) || !seen.insert(e.path).second) continue;
+    if (e.is_fact() || !selected(e.path, paths) || !seen.insert(e.path).second) continue;
     out.push_back(std::move(e));
   }
   return out;
@@ -182,7 +182,7 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
     if (t <= req.turn) continue;
     std::set<std::string> reported;
     for (const Entry& e : journal.entries(t)) {
-      if (e.origin == own || e.kind == "rename" || !paths.contains(e.path) ||
+      if (e.origin == own || e.is_fact() || !paths.contains(e.path) ||
           !reported.insert(e.path).second)
         continue;
       conflicts.push_back({{"path", e.path}, {"turn", t}});

@@ -74,6 +74,7 @@ class ToolEdit : public ::testing::Test {
   }
   MountedFs fs_;
   RecordingSink sink_;
+  int kept_fd_result_ = -1;
 };
 
 TEST_F(ToolEdit, SedInPlace) {
@@ -136,21 +137,94 @@ TEST_F(ToolEdit, SiblingCannotBecomeAnOutOfScopeFile) {
   EXPECT_EQ(read_file(fs_.backing() + "/.git/HEAD").rfind("ref: ", 0), 0u);
 }
 
-// A temporary still there when the turn ends is reported, and from then on it is
-// an ordinary out-of-scope file.
-TEST_F(ToolEdit, LeftoverIsReportedAtTheEndOfTheTurn) {
-  auto r = agent("echo tmp > src/left.tmp");
+// A temporary still there when the turn ends is taken out of the tree (deleted
+// here: this mount has no journal) and reported; the name is free again.
+TEST_F(ToolEdit, LeftoverIsTakenOutOfTheTreeAtTheEndOfTheTurn) {
+  auto r = agent("echo tmp > src/left.tmp && ls src/left.tmp");
   ASSERT_TRUE(r.ok()) << r.output;
   EXPECT_TRUE(sink_.leftovers().empty());
   fs_.publish(leased(2, {{{"src/a.c"}}}));  // the next turn
   auto left = sink_.leftovers();
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].path, "src/left.tmp");
-  r = agent("echo more >> src/left.tmp");
-  EXPECT_FALSE(r.ok()) << r.output;
+  EXPECT_FALSE(stdfs::exists(fs_.backing() + "/src/left.tmp"));
+  r = agent("ls src/left.tmp");
+  EXPECT_FALSE(r.ok()) << "the kernel still shows it: " << r.output;
   r = agent("mv src/left.tmp src/a.c");
   EXPECT_FALSE(r.ok()) << r.output;
-  EXPECT_EQ(read_file(fs_.backing() + "/src/left.tmp"), "tmp\n");
+  EXPECT_EQ(read_file(fs_.backing() + "/src/a.c"), "hello\nworld\n");
+  expect_only_target_changed();
+}
+
+// `end-turn` keeps the turn's index: a temporary sibling of the ended lease must
+// not come back to life under the next grant of the same turn (issue 33).
+TEST_F(ToolEdit, EndTurnEndsTemporarySiblings) {
+  ASSERT_TRUE(in_backing(fs_, "echo b-conf > src/b.conf && chown 65534:65534 src/b.conf").ok());
+  // The agent creates its temporary and keeps the descriptor across the end of
+  // the turn; it writes and re-modes through it once told to go on.
+  const std::string tmp = fs_.mnt() + "/src/.a.c.tmp";
+  int ready[2], go[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(go), 0);
+  std::thread agent_thread([&] {
+    kept_fd_result_ = as_agent([&] {
+      int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+      char c = fd < 0 ? 'n' : 'y';
+      if (::write(ready[1], &c, 1) != 1 || fd < 0 || ::read(go[0], &c, 1) != 1) return 99;
+      const bool wrote = ::write(fd, "x", 1) == 1;
+      const bool moded = ::fchmod(fd, 0755) == 0;
+      return (wrote ? 1 : 0) | (moded ? 2 : 0);
+    });
+  });
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  EXPECT_EQ(c, 'y');
+  fs_.publish(leased(1, {}));                  // end-turn: same turn, no grant
+  fs_.publish(leased(1, {{{"src/b.conf"}}}));  // the approver grants another file
+  ASSERT_EQ(::write(go[1], "g", 1), 1);
+  agent_thread.join();
+  for (int fd : {ready[0], ready[1], go[0], go[1]}) ::close(fd);
+  EXPECT_EQ(kept_fd_result_, 0) << "1: wrote through the kept descriptor, 2: re-moded through it";
+  // By name: it is no longer there to be re-moded or moved onto src/b.conf.
+  EXPECT_NE(as_agent([&] { return err_of(::chmod(tmp.c_str(), 0755)); }), 0);
+  EXPECT_FALSE(agent("mv src/.a.c.tmp src/b.conf").ok());
+  EXPECT_EQ(read_file(fs_.backing() + "/src/b.conf"), "b-conf\n");
+  EXPECT_EQ(sink_.leftovers().size(), 1u);
+}
+
+// A file with two names stays writable through the name it keeps after its
+// other name is replaced by a rename (sed -i), whichever name the daemon met first.
+TEST_F(ToolEdit, AFileWithTwoNamesStaysWritableThroughTheNameItKeeps) {
+  for (const std::string first : {"a", "b"}) {
+    const std::string other = first == "a" ? "b" : "a";
+    const std::string dir = "src/two-" + first;  // a fresh directory for each order
+    ASSERT_TRUE(in_backing(fs_, "mkdir " + dir + " && echo one > " + dir + "/" + other + " && ln " +
+                                    dir + "/" + other + " " + dir + "/" + first +
+                                    " && chown -R 65534:65534 " + dir)
+                    .ok());
+    fs_.publish(leased(2, {{{"src/**"}}}));
+    // The daemon meets `first`, then `other`; sed replaces `first`.
+    auto r = agent("ls -i " + dir + "/" + first + " " + dir + "/" + other +
+                   " && sed -i s/one/ONE/ " + dir + "/" + first);
+    ASSERT_TRUE(r.ok()) << first << ": " << r.output;
+    r = agent("echo three > " + dir + "/" + other + " && chmod 600 " + dir + "/" + other);
+    EXPECT_TRUE(r.ok()) << first << " met first: " << r.output;
+    EXPECT_EQ(read_file(fs_.backing() + "/" + dir + "/" + other), "three\n") << first;
+    EXPECT_EQ(read_file(fs_.backing() + "/" + dir + "/" + first), "ONE\n") << first;
+    fs_.publish(leased(1, {{{"src/a.c"}}}));
+  }
+}
+
+// `dir/` means `dir/**` (DESIGN.md, Path globs), temporary siblings included.
+TEST_F(ToolEdit, ADirectoryGrantOpensTemporarySiblings) {
+  for (const std::string glob : {"src/**", "src/"}) {
+    fs_.publish(leased(2, {{{glob}, gate::kClassWrite}}));
+    auto r = agent("sed -i s/hello/bye/ src/a.c");
+    EXPECT_TRUE(r.ok()) << glob << ": " << r.output;
+    EXPECT_EQ(read_file(fs_.backing() + "/src/a.c"), "bye\nworld\n") << glob;
+    ASSERT_TRUE(in_backing(fs_, "printf 'hello\\nworld\\n' > src/a.c").ok());
+    expect_only_target_changed();
+  }
 }
 
 }  // namespace

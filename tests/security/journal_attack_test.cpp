@@ -128,5 +128,36 @@ TEST_F(JournalAttack, AnExchangeOfDirectoriesLeavesNothingBehindAnUndo) {
   EXPECT_NE(::lstat((root + "/mine").c_str(), &st), 0) << "the agent's directory survived the undo";
 }
 
+// Under a grant for src/a.conf the agent may edit a.conf the way tools do, but the
+// files it creates beside it (which the person never named) do not outlive the
+// turn, whether it ends by `end-turn` or by `turn`: they move into the journal,
+// where `diff` shows them, and no later `git add -A` can pick them up.
+TEST_F(JournalAttack, APathGrantLeavesNoFileThePersonDidNotName) {
+  ASSERT_EQ(run_sh("cd " + root + " && mkdir src && echo x=1 > src/a.conf && chmod 777 src && " +
+                   "chmod 666 src/a.conf")
+                .exit_code,
+            0);
+  mount();
+  ok("start", {{"description", "leftovers"}});
+  for (const std::string ender : {"end-turn", "turn"}) {
+    const uint64_t t = ok("turn").value("turn", uint64_t{0});
+    ok("grant", {{"reason", "edit a.conf"}, {"paths", {"src/a.conf"}}});
+    ASSERT_EQ(as_agent("sed -i s/x=1/x=2/ src/a.conf && echo 'import os' > src/evil.py && "
+                       "printf '#!/bin/sh\\nid\\n' > src/.hidden.sh && chmod 755 src/.hidden.sh")
+                  .exit_code,
+              0)
+        << ender;
+    ok(ender);
+    EXPECT_EQ(sh("ls -A src").output, "a.conf\n") << ender;
+    EXPECT_EQ(sh("cat src/a.conf").output, "x=2\n") << ender;
+    // Nothing is lost: diff shows what the agent left, with its content.
+    nlohmann::json d = ok("diff", {{"turn", t}});
+    const std::string text = d.value("text", std::string());
+    EXPECT_NE(text.find("src/evil.py"), std::string::npos) << ender << ": " << text;
+    EXPECT_NE(text.find("+import os"), std::string::npos) << ender << ": " << text;
+    EXPECT_NE(text.find("src/.hidden.sh"), std::string::npos) << ender << ": " << text;
+  }
+}
+
 }  // namespace
 }  // namespace leasefs::test
