@@ -28,6 +28,7 @@
 #include "base/json_text.hpp"
 #include "gate/op.hpp"
 #include "gate/task_status.hpp"
+#include "leasectl/host_hooks.hpp"
 #include "leasectl/mcp_server.hpp"
 #include "leasectl/output.hpp"
 #include "protocol/arg_text.hpp"
@@ -230,42 +231,6 @@ int run_watch(Client& client, const Options& o, const leasefs::leasectl::Style& 
     if (line) show(json::parse(*line, nullptr, false), *line);
   }
   return kExitOk;
-}
-
-// The path of this leasectl, shell-quoted, so a host hook runs this very binary
-// whatever the host's PATH is.
-std::string self_command() {
-  std::error_code ec;
-  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  if (ec || self.empty()) self = "leasectl";
-  std::string out = "'";
-  for (char c : self) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// Claude Code (.claude/settings.json) and Codex CLI (.codex/hooks.json) read the
-// same shape: event -> matcher groups -> command handlers. Only exit code 2 blocks
-// (with stderr as the reason); any other failure lets the prompt through, so the
-// prompt hook turns every failure into 2, even a leasectl that cannot be run.
-void print_hooks(const std::string& host) {
-  using ojson = nlohmann::ordered_json;
-  const std::string self = self_command();
-  auto hook = [](const std::string& command) {
-    return ojson::array({ojson{
-        {"hooks",
-         ojson::array({ojson{{"type", "command"}, {"command", command}, {"timeout", 30}}})}}});
-  };
-  ojson settings = {{"hooks", ojson{{"UserPromptSubmit", hook(self + " --hook turn || exit 2")},
-                                    {"Stop", hook(self + " --hook end-turn")}}}};
-  std::printf("%s\n", settings.dump(2).c_str());
-  if (::isatty(STDOUT_FILENO) == 1) {
-    std::fprintf(stderr, "%s\n",
-                 host == "codex"
-                     ? "# save as .codex/hooks.json in the project (or ~/.codex/hooks.json); "
-                       "Codex asks you to trust new hooks once"
-                     : "# merge into .claude/settings.json in the project (or "
-                       "~/.claude/settings.json)");
-  }
 }
 
 // --hook: what a host hook must say when the turn could not be advanced or ended.
@@ -596,10 +561,21 @@ int main(int argc, char** argv) {
       app.add_subcommand("hooks", "print agent host settings that drive turns and fail closed");
   hooks_cmd->alias("hook");  // the first spelling
   hooks_cmd->require_subcommand(1);
-  hooks_cmd->add_subcommand("claude-code", "Claude Code: turn on each prompt, end-turn on stop")
-      ->callback([&] { hooks_host = "claude-code"; });
-  hooks_cmd->add_subcommand("codex", "Codex CLI: turn on each prompt, end-turn on stop")
-      ->callback([&] { hooks_host = "codex"; });
+  bool hooks_install = false;
+  std::string hooks_project = ".";
+  for (auto [name, help] :
+       {std::pair{"claude-code", "Claude Code: turn on each prompt, end-turn on stop"},
+        {"codex", "Codex CLI: turn on each prompt, end-turn on stop"}}) {
+    auto* host = hooks_cmd->add_subcommand(name, help);
+    host->add_flag(
+        "--install", hooks_install,
+        std::string("merge them into the project's ") +
+            (std::string(name) == "codex" ? ".codex/hooks.json" : ".claude/settings.json") +
+            ", keeping what is there (running it again adds nothing)");
+    host->add_option("--project", hooks_project,
+                     "the project directory for --install (default: the current one)");
+    host->callback([&hooks_host, name] { hooks_host = name; });
+  }
 
   for (const auto& [name, member, help] :
        {std::tuple{"requests", "pending_requests",
@@ -646,8 +622,10 @@ int main(int argc, char** argv) {
   }
 
   if (!hooks_host.empty()) {
-    print_hooks(hooks_host);
-    return kExitOk;
+    if (hooks_install)
+      return leasefs::leasectl::install_hooks(hooks_host, hooks_project) == 0 ? kExitOk
+                                                                              : kExitUsage;
+    return leasefs::leasectl::print_hooks(hooks_host);
   }
   if (mcp) {
     // One connection per tool call, found and checked like any other command.
