@@ -43,6 +43,12 @@ done
 echo "ok: stripped binaries, debug info in the -dbgsym package by build id"
 zcat "$root/usr/share/man/man1/leasectl.1.gz" | grep -q '^\.SH "LEASECTL MCP"' || fail "leasectl(1) lacks mcp"
 man -l "$root/usr/share/man/man8/leasefs.8.gz" >/dev/null 2>&1 || fail "leasefs(8) does not render"
+for page in man8/leasefs.8.gz man1/leasectl.1.gz; do
+  for section in ENVIRONMENT FILES '"EXIT STATUS"' EXAMPLES; do
+    zcat "$root/usr/share/man/$page" | grep -qx ".SH $section" || fail "$page has no $section section"
+  done
+done
+zcat "$root/usr/share/man/man1/leasectl.1.gz" | grep -q '^\.B LEASEFS_SOCKET' || fail "leasectl(1) does not name LEASEFS_SOCKET"
 bash -c ". '$root/usr/share/bash-completion/completions/leasectl'; COMP_WORDS=(leasectl gra); COMP_CWORD=1; _leasectl; [ \"\${COMPREPLY[*]}\" = 'grant grants' ]" ||
   fail "completion of 'leasectl gra' is not 'grant grants'"
 echo "ok: man pages and bash completion"
