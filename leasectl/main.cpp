@@ -362,8 +362,22 @@ int main(int argc, char** argv) {
     }
     CLI::App* sub = parent->add_subcommand(words.back(), std::string(spec.summary));
     sub->callback([&call, name = spec.name] { call.cmd = std::string(name); });
+    // --json is leasectl's own option, so a subcommand's help would not show it.
+    sub->footer("--json (before or after the command): the daemon's reply as one JSON object");
     subs[spec.name] = sub;
   }
+  // What the two turn commands do differently; a host hook runs both.
+  subs.at("turn")->footer(
+      "Starts a new turn: the turn number goes up by one and every grant of the last turn is "
+      "revoked. Run on each prompt (the UserPromptSubmit hook); `leasectl diff` and `undo` "
+      "take the turn number.\nEnd-turn instead keeps the number and ends the turn in place.\n" +
+      subs.at("turn")->get_footer());
+  subs.at("end-turn")
+      ->footer(
+          "Ends the current turn in place: every grant is revoked and every write waiting in ask "
+          "mode is refused, but the turn number stays, so the next `turn` starts the next one. "
+          "Run when the agent stops (the Stop hook).\n" +
+          subs.at("end-turn")->get_footer());
 
   auto* start = subs.at("start");
   start->add_option("DESCRIPTION", o.description, "what the task is")->required();
@@ -480,16 +494,16 @@ int main(int argc, char** argv) {
   });
 
   auto* transition = subs.at("transition");
-  transition->add_option("STATE", o.state, "the new status")->required();
+  std::string status_names;
+  for (auto st : leasefs::gate::kAllStatuses) {
+    status_names += (status_names.empty() ? "" : ", ") + std::string(leasefs::gate::to_string(st));
+  }
+  transition->add_option("STATE", o.state, "the new status, one of: " + status_names)->required();
   transition->add_option("--reason", o.reason, "why");
   transition->callback([&] {
     if (!leasefs::gate::parse_status(o.state)) {
-      std::string names;
-      for (auto st : leasefs::gate::kAllStatuses) {
-        names += (names.empty() ? "" : ", ") + std::string(leasefs::gate::to_string(st));
-      }
-      throw CLI::ValidationError("STATE",
-                                 "'" + o.state + "' is not a task status (one of: " + names + ")");
+      throw CLI::ValidationError(
+          "STATE", "'" + o.state + "' is not a task status (one of: " + status_names + ")");
     }
     call = {"transition", {{"state", o.state}}};
     if (!o.reason.empty()) call.args["reason"] = o.reason;
