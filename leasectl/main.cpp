@@ -550,6 +550,18 @@ int main(int argc, char** argv) {
     if (!journal_paths.empty()) call.args["paths"] = journal_paths;
   });
 
+  auto* audit_show = subs.at("audit.show");
+  std::string audit_op;
+  audit_show->add_option("--turn", turn_n, "only records of this turn");
+  audit_show->add_option("--op", audit_op, "only records of this operation (open, unlink, ...)");
+  audit_show->add_option("PATH", journal_paths, "only records naming these paths or beneath");
+  audit_show->callback([&] {
+    call = {"audit.show", json::object()};
+    if (turn_n) call.args["turn"] = *turn_n;
+    if (!audit_op.empty()) call.args["op"] = audit_op;
+    if (!journal_paths.empty()) call.args["paths"] = journal_paths;
+  });
+
   auto* watch_cmd = subs.at("watch");
   watch_cmd
       ->add_option("--type", o.types,
