@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gate/actor.hpp"
+#include "memory/audit_query.hpp"
 #include "protocol/request.hpp"
 
 namespace leasefs::service {
@@ -34,6 +35,8 @@ struct CommandContext {
   std::function<nlohmann::json()> control_stats;
   // `watch --since`: {"replayed": [events], "replay_left_out": n}; may be empty.
   std::function<nlohmann::json(int64_t since_ms)> audit_since;
+  // `audit show`: the records a query selects ({"records": [...], "left_out": N}).
+  std::function<nlohmann::json(const memory::AuditQuery&)> audit_select;
   // Makes the refusals counted so far part of what `status` reads; may be empty.
   std::function<void()> flush_refusals;
   // The journal's diff and undo; null when the daemon keeps no journal.

@@ -1,4 +1,5 @@
-// What happened: watch (the stream itself is the server's) and audit.verify.
+// What happened: watch (the stream itself is the server's), audit.show and
+// audit.verify.
 #include "control/command_args.hpp"
 
 namespace leasefs::control {
@@ -21,6 +22,23 @@ json handle_watch(CommandContext& ctx, const json& args, const gate::Actor& acto
   if (!ctx.audit_since) throw Error(Errc::kInternal, "no audit log attached");
   out.update(ctx.audit_since(since->get<int64_t>()));
   return out;
+}
+
+json handle_audit_show(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+  Args a("audit.show", args);
+  memory::AuditQuery q;
+  q.turn = a.opt_count("turn");
+  q.op = a.opt_str("op", kMaxIdArgBytes).value_or("");
+  q.paths = a.str_list("paths");
+  a.finish();
+  // What every uid did, agent-chosen names included, is for approvers.
+  if (!actor.approver) {
+    throw Error(Errc::kForbidden, "uid " + std::to_string(actor.uid) +
+                                      " may not read the audit log: only root or an approver "
+                                      "may");
+  }
+  if (!ctx.audit_select) throw Error(Errc::kInternal, "no audit log attached");
+  return ctx.audit_select(q);
 }
 
 json handle_audit_verify(CommandContext& ctx, const json& args, const gate::Actor&) {

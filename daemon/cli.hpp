@@ -35,6 +35,9 @@ struct MountCommand {
   bool no_default_protect = false;
   // --ask[=WAIT]: a refused mutation waits this long for a person; 0 off.
   int64_t ask_ms = 0;
+  // -o OPTIONS (repeatable, comma-separated): standard mount options passed on
+  // (fuse/mount_options.hpp).
+  std::vector<std::string> mount_options;
 };
 
 int run_mount(const MountCommand& cmd);

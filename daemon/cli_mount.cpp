@@ -41,6 +41,7 @@
 #include "daemon/runtime.hpp"
 #include "fuse/fd_budget.hpp"
 #include "fuse/filesystem.hpp"
+#include "fuse/mount_options.hpp"
 #include "fuse/session.hpp"
 #include "fuse/takeover.hpp"
 #include "protocol/daemon_registry.hpp"
@@ -217,7 +218,7 @@ int wait_for_child(int fd) {
 
 int serve(const MountCommand& cmd, const std::string& root, const std::string& mountpoint,
           const std::optional<AgentUser>& agent, bool root_dead, bool mountpoint_dead,
-          const BusyWatch& busy, Reporter& report) {
+          const BusyWatch& busy, const std::vector<std::string>& kernel_options, Reporter& report) {
   // Signals are taken by one thread with sigwait; block them before any thread.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -339,6 +340,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     mo.debug = cmd.debug_fuse;
     mo.allow_other = ::geteuid() == 0;
     mo.on_top = mountpoint_dead;
+    mo.kernel_options = kernel_options;
     fuse::Session session(fs, mountpoint, mo);
     runtime.start_control();
     const auto own_mount = mount_watch.start(
@@ -428,6 +430,9 @@ int run_mount(const MountCommand& cmd) {
   auto root = real_path(cmd.root, &error);
   if (!root) return fail("root " + error);
   if (!is_dir(*root)) return fail("root " + *root + " is not a directory");
+  const std::vector<std::string> kernel_options =
+      fuse::check_mount_options(cmd.mount_options, &error);
+  if (!error.empty()) return fail(error);
   std::string mountpoint = *root;
   if (!cmd.mountpoint.empty()) {
     auto mp = real_path(cmd.mountpoint, &error);
@@ -500,7 +505,8 @@ int run_mount(const MountCommand& cmd) {
 
   if (cmd.foreground) {
     Reporter report(-1);
-    return serve(cmd, *root, mountpoint, agent, root_dead, mountpoint_dead, busy, report);
+    return serve(cmd, *root, mountpoint, agent, root_dead, mountpoint_dead, busy, kernel_options,
+                 report);
   }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
@@ -514,7 +520,8 @@ int run_mount(const MountCommand& cmd) {
   ::close(fds[0]);
   ::setsid();
   Reporter report(fds[1]);
-  ::_exit(serve(cmd, *root, mountpoint, agent, root_dead, mountpoint_dead, busy, report));
+  ::_exit(serve(cmd, *root, mountpoint, agent, root_dead, mountpoint_dead, busy, kernel_options,
+                report));
 }
 
 }  // namespace leasefs::daemon

@@ -82,6 +82,10 @@ int main(int argc, char** argv) {
                     "of .longrun; warn about files it could not write even under a lease");
   mount->add_option("--log-level", m.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  mount->add_option("-o", m.mount_options,
+                    "standard mount options, comma-separated: ro, noatime, nodev, nosuid, "
+                    "noexec, sync, ... (what leasefs sets itself, such as allow_other, is "
+                    "refused)");
   mount->add_flag("--debug-fuse", m.debug_fuse, "log every FUSE request (very verbose)");
   mount->add_flag("--allow-busy", m.allow_busy,
                   "mount over ROOT even while processes are inside it; WEAKENS THE GATE: "

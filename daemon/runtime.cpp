@@ -122,8 +122,14 @@ struct Runtime::Impl {
       ctx.audit_since = [this](int64_t since_ms) {
         constexpr size_t kMaxReplayed = 1000;  // one reply; the rest is in the file
         size_t left_out = 0;
-        auto events = audit.events_since(since_ms, kMaxReplayed, &left_out);
+        auto events = audit.select({.since_ms = since_ms}, kMaxReplayed, &left_out);
         return nlohmann::json{{"replayed", std::move(events)}, {"replay_left_out", left_out}};
+      };
+      ctx.audit_select = [this](const memory::AuditQuery& query) {
+        constexpr size_t kMaxShown = 10000;  // one reply; the rest is in the file
+        size_t left_out = 0;
+        auto events = audit.select(query, kMaxShown, &left_out);
+        return nlohmann::json{{"records", std::move(events)}, {"left_out", left_out}};
       };
       dispatcher = std::make_unique<control::Dispatcher>(std::move(ctx), &memo);
     } catch (...) {

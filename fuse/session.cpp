@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/mountinfo.hpp"
+#include "fuse/mount_options.hpp"
 #include "fuse/operations.hpp"
 #include "fuse/takeover.hpp"
 #include "fuse/wakeup_signal.hpp"
@@ -34,6 +35,7 @@ Session::Session(Filesystem& fs, std::string mountpoint, const MountOptions& opt
   std::string opts = "fsname=" + escape_option(options.fsname) + ",subtype=leasefs";
   if (options.allow_other) opts += ",allow_other";
   opts += ",default_permissions";
+  for (const std::string& option : options.kernel_options) opts += "," + option;
   std::vector<std::string> argv_store = {"leasefs", "-o", opts};
   if (options.debug) argv_store.push_back("-d");
   std::vector<char*> argv;
@@ -45,8 +47,8 @@ Session::Session(Filesystem& fs, std::string mountpoint, const MountOptions& opt
   if (!se_) throw std::runtime_error("cannot create the FUSE session (bad options?)");
   if (options.on_top) {
     std::string error;
-    base::UniqueFd dev =
-        mount_fuse_on_top(mountpoint_, options.fsname, options.allow_other, &error);
+    base::UniqueFd dev = mount_fuse_on_top(mountpoint_, options.fsname, options.allow_other,
+                                           mount_flags(options.kernel_options), &error);
     if (!dev) {
       fuse_session_destroy(se_);
       se_ = nullptr;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "fuse/filesystem.hpp"
 
@@ -24,6 +25,8 @@ struct MountOptions {
   // mount, see fuse/takeover.hpp) instead of through libfuse, which stats the
   // mount point first and so cannot mount over a dead one.
   bool on_top = false;
+  // Standard mount options from `-o`, checked by fuse/mount_options.hpp.
+  std::vector<std::string> kernel_options;
 };
 
 class Session {

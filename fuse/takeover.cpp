@@ -53,7 +53,7 @@ base::UniqueFd open_beneath_mounts(const std::string& path, std::string* error) 
 }
 
 base::UniqueFd mount_fuse_on_top(const std::string& mountpoint, const std::string& fsname,
-                                 bool allow_other, std::string* error) {
+                                 bool allow_other, unsigned long flags, std::string* error) {
   base::UniqueFd dev(::open("/dev/fuse", O_RDWR | O_CLOEXEC));
   if (!dev) {
     *error = std::string("cannot open /dev/fuse: ") + std::strerror(errno);
@@ -65,8 +65,7 @@ base::UniqueFd mount_fuse_on_top(const std::string& mountpoint, const std::strin
                      ",rootmode=40000,user_id=" + std::to_string(::getuid()) +
                      ",group_id=" + std::to_string(::getgid()) + ",default_permissions";
   if (allow_other) opts += ",allow_other";
-  if (::mount(fsname.c_str(), mountpoint.c_str(), "fuse.leasefs", MS_NOSUID | MS_NODEV,
-              opts.c_str()) != 0) {
+  if (::mount(fsname.c_str(), mountpoint.c_str(), "fuse.leasefs", flags, opts.c_str()) != 0) {
     *error = "cannot mount over " + mountpoint + ": " + std::strerror(errno);
     return {};
   }

@@ -31,8 +31,9 @@ base::UniqueFd open_beneath_mounts(const std::string& path, std::string* error);
 
 // Mounts a new FUSE connection at `mountpoint` on top of whatever is there
 // (mount(2) never looks at the mount it covers) and returns its /dev/fuse fd
-// for fuse_session_mount("/dev/fd/N"). Options match what libfuse would pass.
+// for fuse_session_mount("/dev/fd/N"). Options match what libfuse would pass;
+// `flags` are the mount(2) flags (fuse/mount_options.hpp).
 base::UniqueFd mount_fuse_on_top(const std::string& mountpoint, const std::string& fsname,
-                                 bool allow_other, std::string* error);
+                                 bool allow_other, unsigned long flags, std::string* error);
 
 }  // namespace leasefs::fuse

@@ -28,6 +28,7 @@
 #include "base/json_text.hpp"
 #include "gate/op.hpp"
 #include "gate/task_status.hpp"
+#include "leasectl/host_hooks.hpp"
 #include "leasectl/mcp_server.hpp"
 #include "leasectl/output.hpp"
 #include "protocol/arg_text.hpp"
@@ -232,42 +233,6 @@ int run_watch(Client& client, const Options& o, const leasefs::leasectl::Style& 
   return kExitOk;
 }
 
-// The path of this leasectl, shell-quoted, so a host hook runs this very binary
-// whatever the host's PATH is.
-std::string self_command() {
-  std::error_code ec;
-  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  if (ec || self.empty()) self = "leasectl";
-  std::string out = "'";
-  for (char c : self) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// Claude Code (.claude/settings.json) and Codex CLI (.codex/hooks.json) read the
-// same shape: event -> matcher groups -> command handlers. Only exit code 2 blocks
-// (with stderr as the reason); any other failure lets the prompt through, so the
-// prompt hook turns every failure into 2, even a leasectl that cannot be run.
-void print_hooks(const std::string& host) {
-  using ojson = nlohmann::ordered_json;
-  const std::string self = self_command();
-  auto hook = [](const std::string& command) {
-    return ojson::array({ojson{
-        {"hooks",
-         ojson::array({ojson{{"type", "command"}, {"command", command}, {"timeout", 30}}})}}});
-  };
-  ojson settings = {{"hooks", ojson{{"UserPromptSubmit", hook(self + " --hook turn || exit 2")},
-                                    {"Stop", hook(self + " --hook end-turn")}}}};
-  std::printf("%s\n", settings.dump(2).c_str());
-  if (::isatty(STDOUT_FILENO) == 1) {
-    std::fprintf(stderr, "%s\n",
-                 host == "codex"
-                     ? "# save as .codex/hooks.json in the project (or ~/.codex/hooks.json); "
-                       "Codex asks you to trust new hooks once"
-                     : "# merge into .claude/settings.json in the project (or "
-                       "~/.claude/settings.json)");
-  }
-}
-
 // --hook: what a host hook must say when the turn could not be advanced or ended.
 int hook_failure(const std::string& cmd, int rc, bool stop_hook_active) {
   if (cmd == "turn") {
@@ -397,8 +362,22 @@ int main(int argc, char** argv) {
     }
     CLI::App* sub = parent->add_subcommand(words.back(), std::string(spec.summary));
     sub->callback([&call, name = spec.name] { call.cmd = std::string(name); });
+    // --json is leasectl's own option, so a subcommand's help would not show it.
+    sub->footer("--json (before or after the command): the daemon's reply as one JSON object");
     subs[spec.name] = sub;
   }
+  // What the two turn commands do differently; a host hook runs both.
+  subs.at("turn")->footer(
+      "Starts a new turn: the turn number goes up by one and every grant of the last turn is "
+      "revoked. Run on each prompt (the UserPromptSubmit hook); `leasectl diff` and `undo` "
+      "take the turn number.\nEnd-turn instead keeps the number and ends the turn in place.\n" +
+      subs.at("turn")->get_footer());
+  subs.at("end-turn")
+      ->footer(
+          "Ends the current turn in place: every grant is revoked and every write waiting in ask "
+          "mode is refused, but the turn number stays, so the next `turn` starts the next one. "
+          "Run when the agent stops (the Stop hook).\n" +
+          subs.at("end-turn")->get_footer());
 
   auto* start = subs.at("start");
   start->add_option("DESCRIPTION", o.description, "what the task is")->required();
@@ -515,16 +494,16 @@ int main(int argc, char** argv) {
   });
 
   auto* transition = subs.at("transition");
-  transition->add_option("STATE", o.state, "the new status")->required();
+  std::string status_names;
+  for (auto st : leasefs::gate::kAllStatuses) {
+    status_names += (status_names.empty() ? "" : ", ") + std::string(leasefs::gate::to_string(st));
+  }
+  transition->add_option("STATE", o.state, "the new status, one of: " + status_names)->required();
   transition->add_option("--reason", o.reason, "why");
   transition->callback([&] {
     if (!leasefs::gate::parse_status(o.state)) {
-      std::string names;
-      for (auto st : leasefs::gate::kAllStatuses) {
-        names += (names.empty() ? "" : ", ") + std::string(leasefs::gate::to_string(st));
-      }
-      throw CLI::ValidationError("STATE",
-                                 "'" + o.state + "' is not a task status (one of: " + names + ")");
+      throw CLI::ValidationError(
+          "STATE", "'" + o.state + "' is not a task status (one of: " + status_names + ")");
     }
     call = {"transition", {{"state", o.state}}};
     if (!o.reason.empty()) call.args["reason"] = o.reason;
@@ -571,6 +550,18 @@ int main(int argc, char** argv) {
     if (!journal_paths.empty()) call.args["paths"] = journal_paths;
   });
 
+  auto* audit_show = subs.at("audit.show");
+  std::string audit_op;
+  audit_show->add_option("--turn", turn_n, "only records of this turn");
+  audit_show->add_option("--op", audit_op, "only records of this operation (open, unlink, ...)");
+  audit_show->add_option("PATH", journal_paths, "only records naming these paths or beneath");
+  audit_show->callback([&] {
+    call = {"audit.show", json::object()};
+    if (turn_n) call.args["turn"] = *turn_n;
+    if (!audit_op.empty()) call.args["op"] = audit_op;
+    if (!journal_paths.empty()) call.args["paths"] = journal_paths;
+  });
+
   auto* watch_cmd = subs.at("watch");
   watch_cmd
       ->add_option("--type", o.types,
@@ -596,10 +587,21 @@ int main(int argc, char** argv) {
       app.add_subcommand("hooks", "print agent host settings that drive turns and fail closed");
   hooks_cmd->alias("hook");  // the first spelling
   hooks_cmd->require_subcommand(1);
-  hooks_cmd->add_subcommand("claude-code", "Claude Code: turn on each prompt, end-turn on stop")
-      ->callback([&] { hooks_host = "claude-code"; });
-  hooks_cmd->add_subcommand("codex", "Codex CLI: turn on each prompt, end-turn on stop")
-      ->callback([&] { hooks_host = "codex"; });
+  bool hooks_install = false;
+  std::string hooks_project = ".";
+  for (auto [name, help] :
+       {std::pair{"claude-code", "Claude Code: turn on each prompt, end-turn on stop"},
+        {"codex", "Codex CLI: turn on each prompt, end-turn on stop"}}) {
+    auto* host = hooks_cmd->add_subcommand(name, help);
+    host->add_flag(
+        "--install", hooks_install,
+        std::string("merge them into the project's ") +
+            (std::string(name) == "codex" ? ".codex/hooks.json" : ".claude/settings.json") +
+            ", keeping what is there (running it again adds nothing)");
+    host->add_option("--project", hooks_project,
+                     "the project directory for --install (default: the current one)");
+    host->callback([&hooks_host, name] { hooks_host = name; });
+  }
 
   for (const auto& [name, member, help] :
        {std::tuple{"requests", "pending_requests",
@@ -646,8 +648,10 @@ int main(int argc, char** argv) {
   }
 
   if (!hooks_host.empty()) {
-    print_hooks(hooks_host);
-    return kExitOk;
+    if (hooks_install)
+      return leasefs::leasectl::install_hooks(hooks_host, hooks_project) == 0 ? kExitOk
+                                                                              : kExitUsage;
+    return leasefs::leasectl::print_hooks(hooks_host);
   }
   if (mcp) {
     // One connection per tool call, found and checked like any other command.

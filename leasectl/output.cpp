@@ -310,6 +310,15 @@ void print_result(std::FILE* out, std::string_view cmd, const json& r, const Sty
     } else if (applied) {
       std::fprintf(out, "this undo put back the current turn itself: it cannot be undone\n");
     }
+  } else if (cmd == "audit.show") {
+    // One line a record, as watch shows it: what the agent chose (names, commands)
+    // through the inert renderer.
+    const json records = r.value("records", json::array());
+    if (const size_t left_out = r.value("left_out", size_t{0}); left_out > 0) {
+      std::fprintf(out, "(%zu earlier records are not shown)\n", left_out);
+    }
+    for (const auto& e : records) std::fprintf(out, "%s\n", format_event(e, st).c_str());
+    if (records.empty()) std::fprintf(out, "no audit record matches\n");
   } else if (cmd == "audit.verify") {
     std::fprintf(out, "%s: %s records\n", st.green("audit chain intact").c_str(),
                  str(r, "records", "0").c_str());

@@ -302,8 +302,8 @@ std::size_t AuditLog::count() {
   return static_cast<std::size_t>(last_seq_);
 }
 
-std::vector<json> AuditLog::events_since(std::int64_t since_ms, std::size_t max,
-                                         std::size_t* left_out) {
+std::vector<json> AuditLog::select(const AuditQuery& query, std::size_t max,
+                                   std::size_t* left_out) {
   std::string data;
   {
     std::lock_guard lock(mutex_);
@@ -312,13 +312,14 @@ std::vector<json> AuditLog::events_since(std::int64_t since_ms, std::size_t max,
     data = read_all(reader.get(), path_);
   }
   std::deque<json> events;
+  AuditMatcher matcher(query);
   *left_out = 0;
   for (std::size_t pos = 0; pos < data.size();) {
     std::size_t newline = data.find('\n', pos);
     if (newline == std::string::npos) newline = data.size();
     auto parsed = parse_line(std::string_view(data).substr(pos, newline - pos));
     pos = newline + 1;
-    if (!parsed || parsed->ts_ms < since_ms) continue;
+    if (!parsed || !matcher.matches(parsed->event, parsed->ts_ms)) continue;
     events.push_back(std::move(parsed->event));
     if (events.size() > max) {
       events.pop_front();

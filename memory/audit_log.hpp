@@ -30,6 +30,7 @@
 
 #include "base/json_text.hpp"
 #include "base/unique_fd.hpp"
+#include "memory/audit_query.hpp"
 #include "memory/sqlite_db.hpp"
 
 namespace leasefs::memory {
@@ -73,11 +74,11 @@ class AuditLog {
   // throws MemoryError only if the file cannot be read at all.
   VerifyResult verify();
 
-  // The events recorded at or after `since_ms`, oldest first, at most the last
-  // `max` of them; `left_out` receives how many earlier ones were not returned.
-  // Lines that do not parse are skipped (verify() reports them).
-  std::vector<nlohmann::json> events_since(std::int64_t since_ms, std::size_t max,
-                                           std::size_t* left_out);
+  // The events `query` selects, oldest first, at most the last `max` of them;
+  // `left_out` receives how many earlier ones were not returned. Lines that do
+  // not parse are skipped (verify() reports them).
+  std::vector<nlohmann::json> select(const AuditQuery& query, std::size_t max,
+                                     std::size_t* left_out);
 
   // Records in the chain (the seq of the last one).
   std::size_t count();

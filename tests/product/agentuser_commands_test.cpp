@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -225,6 +226,66 @@ TEST_F(CommandsTest, RequestsAndGrantsListWhatIsPendingAndInForce) {
   ASSERT_EQ(list.size(), 1u) << list.dump();
   EXPECT_EQ(list[0]["id"], "G_0001");
   EXPECT_EQ(json::parse(sh("leasectl --json requests").output, nullptr, false).size(), 1u);
+}
+
+// `leasectl audit show` reads the audit log for root and approvers only; it
+// filters by turn, op and path; a name the agent chose is shown inert, and
+// --json carries it byte for byte.
+TEST_F(CommandsTest, AuditShowIsForApproversFiltersByTurnOpPathAndShowsNamesInert) {
+  const auto [uid, gid] = add_user("lfsaud");
+  ASSERT_EQ(run_argv({"chown", users.back() + ":", root}).exit_code, 0);
+  mount({"--agent", users.back()});
+  ControlClient c(sock);
+  ASSERT_TRUE(c.call("start", {{"description", "audit"}}).value("ok", false));
+  const uint64_t first = c.call("status")["result"].value("turn", uint64_t{0});
+  const std::string evil = "evil\x1b]0;pwned\x07.txt";
+  RunResult w = as_user(uid, gid, "printf x > " + q(evil) + "; printf x > b.txt", mnt);
+  ASSERT_TRUE(c.call("turn").value("ok", false));
+  w = as_user(uid, gid, "printf x > c.txt", mnt);
+  const std::string ctl = "leasectl --socket " + q(sock) + " ";
+  auto records = [&](const std::string& args) {
+    json r = json::parse(sh(ctl + "--json audit show " + args).output, nullptr, false);
+    return r.is_object() ? r["result"].value("records", json::array()) : json::array();
+  };
+  auto paths = [](const json& recs) {
+    std::vector<std::string> out;
+    for (const auto& e : recs) {
+      if (e.contains("path")) out.push_back(e["path"]);
+    }
+    return out;
+  };
+  ASSERT_TRUE(wait_until([&] {
+    auto p = paths(records("c.txt"));
+    return !p.empty();
+  }));
+
+  // The agent may not read it.
+  RunResult denied =
+      as_user(uid, gid, q(LEASECTL_PATH) + " --socket " + q(sock) + " audit show", mnt);
+  EXPECT_EQ(denied.exit_code, 1) << denied.output;
+  EXPECT_NE(denied.output.find("forbidden"), std::string::npos) << denied.output;
+
+  // By turn: the first turn's refusals, not the second's.
+  std::vector<std::string> in_first = paths(records("--turn " + std::to_string(first)));
+  EXPECT_NE(std::find(in_first.begin(), in_first.end(), "b.txt"), in_first.end());
+  EXPECT_NE(std::find(in_first.begin(), in_first.end(), evil), in_first.end());
+  EXPECT_EQ(std::find(in_first.begin(), in_first.end(), "c.txt"), in_first.end());
+  // By path, and by op.
+  const json b = records("b.txt");
+  ASSERT_FALSE(b.empty());
+  for (const auto& e : b) EXPECT_EQ(e.value("path", std::string()), "b.txt") << e.dump();
+  const std::string op = b[0].value("op", std::string());
+  ASSERT_FALSE(op.empty()) << b.dump();
+  const json by_op = records("--op " + q(op));
+  ASSERT_FALSE(by_op.empty());
+  for (const auto& e : by_op) EXPECT_EQ(e.value("op", std::string()), op) << e.dump();
+
+  // Shown inert: no escape sequence reaches the terminal; --json keeps the bytes.
+  RunResult human = sh(ctl + "audit show --turn " + std::to_string(first));
+  ASSERT_EQ(human.exit_code, 0) << human.output;
+  EXPECT_NE(human.output.find("b.txt"), std::string::npos) << human.output;
+  EXPECT_EQ(human.output.find('\x1b'), std::string::npos) << human.output;
+  EXPECT_EQ(human.output.find('\x07'), std::string::npos) << human.output;
 }
 
 }  // namespace

@@ -1,16 +1,23 @@
 #!/bin/sh
 # Builds the .deb from a built tree, unpacks it into a temporary root and checks
 # what a Debian user gets: stripped binaries with the debug info in -dbgsym, man
-# pages, bash completion, the agent-turn wrapper, units that name /usr and pass
+# pages, bash completion, the agent-turn wrapper, the mount(8) helper, the
+# /etc/leasefs example (a conffile), a postrm, units that name /usr and pass
 # `systemd-analyze verify`, and the system unit's `systemd-analyze security` score.
 # usage: package_check.sh BUILD_DIR      (BUILD_DIR fully built: cpack installs it)
+# cpack must not overwrite build/install_manifest.txt.
 set -eu
 build=$(cd "$1" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
+# cpack must leave `cmake --install`'s manifest (read by `uninstall`) as it is.
+manifest_before=$(cat "$build/install_manifest.txt" 2>/dev/null || echo none)
 (cd "$build" && cpack -G DEB -B "$work/pkg" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }
+[ "$(cat "$build/install_manifest.txt" 2>/dev/null || echo none)" = "$manifest_before" ] ||
+  fail "cpack overwrote build/install_manifest.txt"
+echo "ok: cpack left build/install_manifest.txt alone"
 deb=$(ls "$work"/pkg/leasefs_*.deb | grep -v dbgsym)
 dbg=$(ls "$work"/pkg/leasefs-dbgsym_*.ddeb "$work"/pkg/leasefs-dbgsym_*.deb 2>/dev/null | head -n 1)
 echo "ok: built $(basename "$deb") and $(basename "${dbg:-no-dbgsym}")"
@@ -24,7 +31,7 @@ for f in usr/bin/leasefs usr/bin/leasectl usr/bin/leasefs-agent-turn \
          usr/share/man/man8/leasefs.8.gz usr/share/man/man1/leasectl.1.gz \
          usr/share/bash-completion/completions/leasefs usr/share/bash-completion/completions/leasectl \
          usr/lib/systemd/system/leasefs@.service usr/lib/systemd/user/leasefs@.service \
-         usr/share/doc/leasefs/README.md; do
+         usr/share/doc/leasefs/README.md usr/sbin/mount.fuse.leasefs etc/leasefs/leasefs.env.example; do
   [ -e "$root/$f" ] || fail "$f is missing from the package"
 done
 for b in leasefs leasectl; do
@@ -36,9 +43,28 @@ done
 echo "ok: stripped binaries, debug info in the -dbgsym package by build id"
 zcat "$root/usr/share/man/man1/leasectl.1.gz" | grep -q '^\.SH "LEASECTL MCP"' || fail "leasectl(1) lacks mcp"
 man -l "$root/usr/share/man/man8/leasefs.8.gz" >/dev/null 2>&1 || fail "leasefs(8) does not render"
-bash -c ". '$root/usr/share/bash-completion/completions/leasectl'; COMP_WORDS=(leasectl checkp); COMP_CWORD=1; _leasectl; [ \"\${COMPREPLY[*]}\" = checkpoint ]" ||
-  fail "completion of 'leasectl checkp' is not 'checkpoint'"
+for page in man8/leasefs.8.gz man1/leasectl.1.gz; do
+  for section in ENVIRONMENT FILES '"EXIT STATUS"' EXAMPLES; do
+    zcat "$root/usr/share/man/$page" | grep -qx ".SH $section" || fail "$page has no $section section"
+  done
+done
+zcat "$root/usr/share/man/man1/leasectl.1.gz" | grep -q '^\.B LEASEFS_SOCKET' || fail "leasectl(1) does not name LEASEFS_SOCKET"
+bash -c ". '$root/usr/share/bash-completion/completions/leasectl'; COMP_WORDS=(leasectl gra); COMP_CWORD=1; _leasectl; [ \"\${COMPREPLY[*]}\" = 'grant grants' ]" ||
+  fail "completion of 'leasectl gra' is not 'grant grants'"
 echo "ok: man pages and bash completion"
+
+# /etc/leasefs: the commented example is a conffile, and the unit reads its siblings.
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/leasefs/leasefs.env.example ||
+  fail "/etc/leasefs/leasefs.env.example is not a conffile"
+grep -q '^#LEASEFS_OPTIONS=--agent' "$root/etc/leasefs/leasefs.env.example" || fail "the example has no commented LEASEFS_OPTIONS"
+grep -q '^EnvironmentFile=-/etc/leasefs/%i.env' "$root/usr/lib/systemd/system/leasefs@.service" ||
+  fail "the system unit does not read /etc/leasefs/INSTANCE.env"
+grep -q '^leasefs=/usr/bin/leasefs ' "$root/usr/sbin/mount.fuse.leasefs" || fail "mount.fuse.leasefs does not run /usr/bin/leasefs"
+[ -x "$root/usr/sbin/mount.fuse.leasefs" ] || fail "mount.fuse.leasefs is not executable"
+# Removal: dpkg removes every file it lists (the units among them); postrm reloads systemd.
+dpkg-deb --contents "$deb" | grep -q '/usr/lib/systemd/system/leasefs@.service$' || fail "the unit is not a package file"
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postrm | grep -q 'systemctl daemon-reload' || fail "no postrm reloading systemd"
+echo "ok: /etc/leasefs example (conffile), mount.fuse.leasefs, postrm"
 
 for unit in system/leasefs@.service user/leasefs@.service; do
   grep -q '^ExecStart=/usr/bin/leasefs ' "$root/usr/lib/systemd/$unit" || fail "$unit does not run /usr/bin/leasefs"

@@ -1,0 +1,28 @@
+# `cmake --build build --target uninstall`: removes every file `cmake --install`
+# recorded in install_manifest.txt (binaries, units, the mount helper, man pages,
+# the example in /etc/leasefs), then the leasefs directories left empty. Files
+# you added there yourself, such as /etc/leasefs/INSTANCE.env, are kept.
+set(manifest "${CMAKE_CURRENT_BINARY_DIR}/install_manifest.txt")
+if(NOT EXISTS "${manifest}")
+  message(FATAL_ERROR "${manifest} not found: nothing was installed from this build tree")
+endif()
+file(STRINGS "${manifest}" files)
+set(dirs "")
+foreach(file IN LISTS files)
+  set(path "$ENV{DESTDIR}${file}")
+  if(EXISTS "${path}" OR IS_SYMLINK "${path}")
+    message(STATUS "Uninstalling: ${path}")
+    file(REMOVE "${path}")
+  endif()
+  get_filename_component(dir "${path}" DIRECTORY)
+  if(dir MATCHES "/leasefs$")
+    list(APPEND dirs "${dir}")
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES dirs)
+foreach(dir IN LISTS dirs)
+  file(GLOB left "${dir}/*")
+  if(NOT left)
+    file(REMOVE_RECURSE "${dir}")
+  endif()
+endforeach()
