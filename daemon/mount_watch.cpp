@@ -21,14 +21,15 @@ constexpr const char* kTable = "/proc/self/mountinfo";
 }  // namespace
 
 std::vector<service::ForeignMount> foreign_mounts(const std::vector<base::MountEntry>& table,
-                                                  const std::set<int>& before,
                                                   const std::vector<std::string>& paths,
                                                   const std::vector<uid_t>& trusted) {
   std::vector<service::ForeignMount> out;
   for (const auto& m : table) {
-    if (before.count(m.mount_id)) continue;
+    // On the tree, beneath it, or over it (a mount on a parent covers it too),
+    // whenever it was made: a mount id is reused as soon as it is freed, and one
+    // made before the daemon lies in the tree it serves.
     const bool on_tree = std::any_of(paths.begin(), paths.end(), [&](const std::string& p) {
-      return base::path_within(m.mount_point, p);
+      return base::path_within(m.mount_point, p) || base::path_within(p, m.mount_point);
     });
     if (!on_tree) continue;
     const bool fuse = m.fstype.rfind("fuse", 0) == 0;
@@ -103,7 +104,13 @@ void MountWatch::run() {
 }
 
 void MountWatch::judge() {
-  auto found = foreign_mounts(base::read_mountinfo(), before_, paths_, trusted_);
+  auto table = base::read_mountinfo();
+  if (table.empty()) {
+    // Never empty when read (there is always a root): unread, the last verdict stands.
+    spdlog::warn("mount watch: cannot read {}; the last verdict stands", kTable);
+    return;
+  }
+  auto found = foreign_mounts(table, paths_, trusted_);
   std::vector<int> ids;
   for (const auto& m : found) ids.push_back(m.mount_id);
   if (ids == last_) return;

@@ -24,10 +24,9 @@
 
 namespace leasefs::daemon {
 
-// The mounts of `table` not in `before`, on or beneath one of `paths`, made by
-// a FUSE user who is not in `trusted`.
+// The mounts of `table` on, beneath or over one of `paths`, made by a FUSE
+// user who is not in `trusted` (other mounts need root).
 std::vector<service::ForeignMount> foreign_mounts(const std::vector<base::MountEntry>& table,
-                                                  const std::set<int>& before,
                                                   const std::vector<std::string>& paths,
                                                   const std::vector<uid_t>& trusted);
 

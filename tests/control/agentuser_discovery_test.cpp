@@ -65,7 +65,7 @@ TEST(DaemonRegistry, OnlyLiveEntriesTheOwnerWroteInADirectoryNobodyElseWritesAre
   test::remove_tree(dir.substr(0, dir.rfind('/')));
 }
 
-TEST(ForeignMounts, OnlyNewFuseMountsOnTheTreeByUsersNoApproverIs) {
+TEST(ForeignMounts, FuseMountsOnUnderOrOverTheTreeByUsersNoApproverAre) {
   auto mount = [](int id, std::string mp, std::string fstype, std::string super) {
     base::MountEntry m;
     m.mount_id = id;
@@ -83,12 +83,14 @@ TEST(ForeignMounts, OnlyNewFuseMountsOnTheTreeByUsersNoApproverIs) {
       mount(5, "/srv/p/x", "fuse.sshfs", "rw,user_id=2000,group_id=2000"),  // an approver's
       mount(6, "/srv/project2", "fuse", "rw,user_id=1000,group_id=1000"),   // not the tree
       mount(7, "/srv/p/odd", "fuse.odd", "rw"),                         // no user_id=: fail closed
-      mount(8, "/srv/p/old", "fuse", "rw,user_id=1000,group_id=1000"),  // there before
+      mount(8, "/srv/p/old", "fuse", "rw,user_id=1000,group_id=1000"),  // there before: counts
+      mount(9, "/srv", "fuse", "rw,user_id=1000,group_id=1000"),        // over the tree
+      mount(10, "/", "ext4", "rw"),
   };
-  const auto found = daemon::foreign_mounts(table, {1, 8}, {"/srv/p"}, {0, 2000});
+  const auto found = daemon::foreign_mounts(table, {"/srv/p"}, {0, 2000});
   std::vector<int> ids;
   for (const auto& m : found) ids.push_back(m.mount_id);
-  EXPECT_EQ(ids, (std::vector<int>{2, 3, 7}));
+  EXPECT_EQ(ids, (std::vector<int>{2, 3, 7, 8, 9}));
   EXPECT_EQ(found[0].uid, 1000u);
   EXPECT_EQ(found[0].mount_point, "/srv/p");
 }
