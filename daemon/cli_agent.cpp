@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "base/inert_text.hpp"
+
 namespace leasefs::daemon {
 
 namespace {
@@ -36,7 +38,8 @@ std::string describe(const std::string& path, const struct stat& st) {
   if (const passwd* pw = ::getpwuid(st.st_uid)) owner = pw->pw_name;
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-  return path + " (owner " + owner + ", mode " + mode + ")";
+  // The name is the agent's choice: quoted as git quotes it, never raw.
+  return base::quote_name(path) + " (owner " + owner + ", mode " + mode + ")";
 }
 
 std::string shell_quote(const std::string& s) {
@@ -169,7 +172,10 @@ std::optional<std::string> entries_agent_cannot_write(const std::string& tree,
   // A few inside the tree: each by name, since one may be a secret kept from the
   // agent on purpose. Many, or the root itself: the whole tree.
   std::string fix = "chown " + shell_quote(a.name) + ":";
-  if (refused <= named.size() && named.front() != root) {
+  // A name that needs quoting to be shown is not put in a command to paste.
+  const bool plain = std::all_of(named.begin(), named.end(),
+                                 [](const std::string& n) { return base::quote_name(n) == n; });
+  if (plain && refused <= named.size() && named.front() != root) {
     for (const auto& n : named) fix += " " + shell_quote(n);
   } else {
     fix = "chown -R " + shell_quote(a.name) + ": " + shell_quote(root);

@@ -44,7 +44,8 @@ std::string kind_of(const struct stat& st) {
 }
 
 [[noreturn]] void fail(const std::string& what, const std::string& path, int err) {
-  throw Error(Errc::kIoError, "undo: could not " + what + " " + path + ": " + std::strerror(err) +
+  throw Error(Errc::kIoError, "undo: could not " + what + " " + base::quote_name(path) + ": " +
+                                  std::strerror(err) +
                                   "; run the same undo again once the cause is fixed (it "
                                   "finishes what was started)");
 }

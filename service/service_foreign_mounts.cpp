@@ -9,6 +9,7 @@
 
 #include "base/clock.hpp"
 #include "base/error.hpp"
+#include "base/inert_text.hpp"
 #include "service/service.hpp"
 
 namespace leasefs::service {
@@ -83,14 +84,16 @@ void Service::set_foreign_mounts(std::vector<ForeignMount> mounts) {
 void Service::require_no_foreign_mount() const {
   if (foreign_mounts_.empty()) return;
   const ForeignMount& m = foreign_mounts_.front();
+  // The mount point is the agent's choice: quoted, it never starts a line.
+  const std::string where = base::quote_name(m.mount_point);
   throw Error(Errc::kForeignMount,
-              "no lease while a mount no approver made covers the tree: " + m.mount_point + " (" +
+              "no lease while a mount no approver made covers the tree: " + where + " (" +
                   m.fstype + ", mounted by uid " + std::to_string(m.uid) + ")" +
                   (foreign_mounts_.size() > 1
                        ? " and " + std::to_string(foreign_mounts_.size() - 1) + " more"
                        : std::string()) +
                   "; every grant was revoked when it appeared. Remove it (as root: `umount -l " +
-                  m.mount_point + "`), then grant again");
+                  where + "`), then grant again");
 }
 
 }  // namespace leasefs::service
