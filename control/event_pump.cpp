@@ -289,9 +289,12 @@ void GateEventPump::flush_refusals() {
   cv_space_.notify_all();
   if (!batch.empty()) publish_refusals(std::move(batch));
   if (!service_) return;
+  // Bounded: under a refusal storm the bookkeeper is never idle, and `status`
+  // (which the agent may call) must not wait for the storm to end.
   std::unique_lock lock(noted_mu_);
-  noted_idle_.wait(
-      lock, [&] { return noted_stop_ || (noted_.empty() && noted_extra_ == 0 && !noting_); });
+  noted_idle_.wait_for(lock, std::chrono::milliseconds(250), [&] {
+    return noted_stop_ || (noted_.empty() && noted_extra_ == 0 && !noting_);
+  });
 }
 
 void GateEventPump::bookkeeping() {
