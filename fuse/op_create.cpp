@@ -97,9 +97,14 @@ int do_create(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mode
     fuse_file_info existing = *fi;
     existing.flags &= ~(O_CREAT | O_EXCL);
     // A directory fails as natively, whatever the access mode; a symlink is not
-    // followed (ELOOP): it may lead out of the root.
-    const int res =
-        S_ISDIR(e->attr.st_mode) ? -EISDIR : open_inode(req, fs, *inode, &existing, true);
+    // followed (ELOOP): it may lead out of the root. A FIFO or device is not
+    // opened here, where an open could block a worker for good: ENXIO, as a FIFO
+    // opened without waiting answers.
+    const mode_t type = e->attr.st_mode & S_IFMT;
+    const int res = type == S_IFDIR ? -EISDIR
+                    : type == S_IFREG || type == S_IFLNK
+                        ? open_inode(req, fs, *inode, &existing, true)
+                        : -ENXIO;
     if (res < 0) {
       fs.table().forget(inode, 1);
       return res;

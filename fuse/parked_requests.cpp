@@ -135,10 +135,14 @@ bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot, No
   if (!wait) return false;
   {
     std::lock_guard lock(mu_);
-    if (auto it = parked_.find(parked); it != parked_.end()) {
-      it->second.report = std::move(refusal.report);
-      it->second.registered = true;
+    auto it = parked_.find(parked);
+    if (stopping_ || it == parked_.end()) {
+      // Stopping: the thread may be gone; the caller replies, once.
+      if (it != parked_.end()) parked_.erase(it);
+      return false;
     }
+    it->second.report = std::move(refusal.report);
+    it->second.registered = true;
   }
   cv_.notify_all();
   return true;
@@ -195,11 +199,12 @@ void ParkedRequests::stop() noexcept {
 
 ParkedRequests::Outcome ParkedRequests::outcome(const Parked& p, Clock::time_point now,
                                                 gate::AskEnd* end) const {
+  // park() is still setting it up, and replies itself if it finds us stopping.
+  if (!p.registered) return Outcome::kWaiting;
   if (stopping_) {
     *end = gate::AskEnd::kStopped;
     return Outcome::kEnded;
   }
-  if (!p.registered) return Outcome::kWaiting;  // park() is still setting it up
   if (p.interrupted) {
     *end = gate::AskEnd::kInterrupted;
     return Outcome::kEnded;
