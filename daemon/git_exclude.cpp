@@ -6,8 +6,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
+
+#include "base/unique_fd.hpp"
 
 namespace leasefs::daemon {
 
@@ -15,34 +16,16 @@ namespace {
 
 constexpr const char* kPattern = "/.longrun/";
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+std::string read_all(int fd) {
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  return text;
 }
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
   return s;
-}
-
-// The directory holding info/exclude: .git itself, or for a linked work tree
-// (.git is a file "gitdir: X") the common directory of X.
-std::optional<std::string> git_dir(const std::string& root) {
-  const std::string dot_git = root + "/.git";
-  struct stat st {};
-  if (::lstat(dot_git.c_str(), &st) != 0) return std::nullopt;
-  if (S_ISDIR(st.st_mode)) return dot_git;
-  if (!S_ISREG(st.st_mode)) return std::nullopt;
-  std::string text = trim(read_all(dot_git));
-  if (text.rfind("gitdir: ", 0) != 0) return std::nullopt;
-  std::string dir = text.substr(8);
-  if (dir.empty()) return std::nullopt;
-  if (dir[0] != '/') dir = root + "/" + dir;
-  const std::string common = trim(read_all(dir + "/commondir"));
-  if (!common.empty()) return common[0] == '/' ? common : dir + "/" + common;
-  return dir;
 }
 
 std::string could_not(const std::string& why) {
@@ -52,41 +35,50 @@ std::string could_not(const std::string& why) {
 
 }  // namespace
 
+// The daemon runs as root and the agent owns the tree: only a `.git` directory
+// in the root is written, reached one name at a time without following a
+// symlink, so no name the agent plants leads the write out of the tree. A linked
+// work tree (`.git` a file naming another directory) is left to the person.
 std::optional<std::string> exclude_longrun_from_git(int root_fd) {
-  const std::string root = "/proc/self/fd/" + std::to_string(root_fd);
-  auto dir = git_dir(root);
-  if (!dir) return std::nullopt;
-  const std::string info = *dir + "/info";
-  const std::string exclude = info + "/exclude";
-  std::istringstream lines(read_all(exclude));
+  base::UniqueFd git(::openat(root_fd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!git) {
+    struct stat st {};
+    if (::fstatat(root_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+      return could_not("this is a linked work tree; leasefs writes only a .git directory");
+    }
+    return std::nullopt;
+  }
+  struct stat git_st {};
+  if (::fstat(git.get(), &git_st) != 0) return could_not(std::strerror(errno));
+  if (::mkdirat(git.get(), "info", 0755) == 0) {
+    (void)::fchownat(git.get(), "info", git_st.st_uid, git_st.st_gid, AT_SYMLINK_NOFOLLOW);
+  }
+  base::UniqueFd info(::openat(git.get(), "info", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!info) return could_not(std::strerror(errno));
+  // Appended, never rewritten: what people put there stays as it was.
+  base::UniqueFd fd(::openat(info.get(), "exclude",
+                             O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                             0644));
+  if (!fd) return could_not(std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return could_not("not a regular file");
+  std::istringstream lines(read_all(fd.get()));
   for (std::string line; std::getline(lines, line);) {
     line = trim(line);
     if (line == kPattern || line == ".longrun/" || line == ".longrun" || line == "/.longrun") {
       return std::nullopt;
     }
   }
-  struct stat git_st {};
-  ::stat(dir->c_str(), &git_st);
-  if (::mkdir(info.c_str(), 0755) == 0) {
-    (void)::chown(info.c_str(), git_st.st_uid, git_st.st_gid);
-  }
-  // Appended, never rewritten: what people put there stays as it was.
-  const int fd =
-      ::open(exclude.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return could_not(std::strerror(errno));
-  struct stat st {};
   std::string text =
       "# leasefs: state, memory, ledger and audit of this root\n" + std::string(kPattern) + "\n";
-  if (::fstat(fd, &st) == 0) {
-    if (st.st_size == 0) (void)::fchown(fd, git_st.st_uid, git_st.st_gid);
-    char last = '\n';
-    if (st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
-      text = "\n" + text;
-    }
+  if (st.st_size == 0) (void)::fchown(fd.get(), git_st.st_uid, git_st.st_gid);
+  char last = '\n';
+  if (st.st_size > 0 && ::pread(fd.get(), &last, 1, st.st_size - 1) == 1 && last != '\n') {
+    text = "\n" + text;
   }
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  if (!ok) return could_not(std::strerror(errno));
+  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    return could_not(std::strerror(errno));
+  }
   return "Added " + std::string(kPattern) +
          " to the repository's .git/info/exclude, so git leaves leasefs's state out of commits.";
 }
