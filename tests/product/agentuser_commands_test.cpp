@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -286,6 +287,34 @@ TEST_F(CommandsTest, AuditShowIsForApproversFiltersByTurnOpPathAndShowsNamesIner
   EXPECT_NE(human.output.find("b.txt"), std::string::npos) << human.output;
   EXPECT_EQ(human.output.find('\x1b'), std::string::npos) << human.output;
   EXPECT_EQ(human.output.find('\x07'), std::string::npos) << human.output;
+}
+
+}  // namespace
+}  // namespace leasefs::test
+
+namespace leasefs::test {
+namespace {
+
+// The daemon runs as root and the agent owns the tree: what the agent plants in
+// .git (an info symlink, a .git file naming another directory) never leads its
+// exclude write out of the tree.
+TEST_F(CommandsTest, GitExcludeFollowsNoNameTheAgentPlanted) {
+  const std::string outside = base + "/outside";
+  ::mkdir(outside.c_str(), 0755);
+  ::mkdir((root + "/.git").c_str(), 0755);
+  ASSERT_EQ(::symlink(outside.c_str(), (root + "/.git/info").c_str()), 0);
+  mounts.push_back(mnt);
+  mount();
+  EXPECT_NE(::access((outside + "/exclude").c_str(), F_OK), 0) << "written through a symlink";
+  ASSERT_EQ(run_argv({LEASEFS_BIN, "unmount", mnt}).exit_code, 0);
+
+  // A linked work tree: .git is a file naming a directory elsewhere.
+  ASSERT_EQ(::unlink((root + "/.git/info").c_str()), 0);
+  ASSERT_EQ(::rmdir((root + "/.git").c_str()), 0);
+  std::ofstream(root + "/.git") << "gitdir: " << outside << "\n";
+  mount();
+  EXPECT_NE(::access((outside + "/info").c_str(), F_OK), 0) << "followed a .git file";
+  ASSERT_EQ(run_argv({LEASEFS_BIN, "unmount", mnt}).exit_code, 0);
 }
 
 }  // namespace
