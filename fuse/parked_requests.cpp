@@ -125,7 +125,7 @@ bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot, No
   // while the callback is set (libfuse may call it right here).
   if (wait) fuse_req_interrupt_func(req, &ParkedRequests::interrupted, this);
   if (raise &&
-      !channel->ask({ask, refusal.op, refusal.paths, refusal.trees, caller, snapshot.turn})) {
+      !channel->ask({ask, refusal.op, refusal.paths, refusal.trees, caller, snapshot.turn, wait})) {
     std::lock_guard lock(mu_);
     parked_.erase(parked);
     drop_ask(ask);

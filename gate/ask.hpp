@@ -30,6 +30,7 @@ struct Ask {
   std::vector<std::string> trees;  // directories whose whole subtree the operation moves
   Caller caller;
   uint64_t turn = 0;  // the turn it was refused in
+  bool waits = true;  // the operation waits (an open); else it failed and its retry will ask
 };
 
 // Why a parked request ended on the filesystem's side.

@@ -133,7 +133,7 @@ void print_task(std::FILE* out, const json& task, const Style& st) {
 void print_requests(std::FILE* out, const json& pending, const char* indent, const Style& st) {
   for (const auto& q : pending) {
     // A request in ask mode has an operation parked on it: someone is waiting.
-    const std::string waiting = q.value("ask", false) ? st.yellow(" [waiting]") : "";
+    const std::string waiting = q.value("ask", false) ? st.yellow(" [ask mode]") : "";
     std::fprintf(out, "%s%s%s\n", indent, request_line(q).c_str(), waiting.c_str());
   }
 }

@@ -46,7 +46,9 @@ void Service::open_ask(const gate::Ask& ask) {
   std::vector<std::string> paths = ask.paths;
   for (const std::string& tree : ask.trees) paths.push_back(tree + "/**");
   const std::string op(gate::op_name(ask.op));
-  const std::string reason = "ask mode: this " + op + " waits for a person";
+  const std::string reason =
+      ask.waits ? "ask mode: this " + op + " waits for a person"
+                : "ask mode: this " + op + " was refused; approved, a retry goes through";
   const std::string command = gate::process_command(ask.caller.pid);
   try {
     auto r = change_requests([&](memory::Ledger& l) {
