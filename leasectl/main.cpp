@@ -28,6 +28,7 @@
 #include "base/json_text.hpp"
 #include "gate/op.hpp"
 #include "gate/task_status.hpp"
+#include "leasectl/console.hpp"
 #include "leasectl/mcp_server.hpp"
 #include "leasectl/output.hpp"
 #include "protocol/arg_text.hpp"
@@ -610,6 +611,16 @@ int main(int argc, char** argv) {
     });
   }
 
+  bool console = false;
+  leasefs::leasectl::ConsoleOptions console_options;
+  auto* console_cmd = app.add_subcommand(
+      "console", "serve a web page on loopback to watch and answer every daemon you may reach");
+  console_cmd
+      ->add_option("--listen", console_options.listen,
+                   "ADDR:PORT to listen on (default 127.0.0.1 and a free port)")
+      ->capture_default_str();
+  console_cmd->callback([&] { console = true; });
+
   bool mcp = false;
   app.add_subcommand("mcp", "serve the agent-side tools over MCP on stdin/stdout")->callback([&] {
     mcp = true;
@@ -619,7 +630,7 @@ int main(int argc, char** argv) {
   // would only say that a subcommand is required.
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--socket" || arg == "--idempotency-key") {
+    if (arg == "--socket" || arg == "--idempotency-key" || arg == "--listen") {
       ++i;
       continue;
     }
@@ -648,6 +659,14 @@ int main(int argc, char** argv) {
   if (!hooks_host.empty()) {
     print_hooks(hooks_host);
     return kExitOk;
+  }
+  if (console) {
+    // A named daemon (--socket, LEASEFS_SOCKET) is the only one shown.
+    console_options.socket = o.socket;
+    if (const char* env = std::getenv("LEASEFS_SOCKET"); console_options.socket.empty() && env) {
+      console_options.socket = env;
+    }
+    return leasefs::leasectl::run_console(console_options);
   }
   if (mcp) {
     // One connection per tool call, found and checked like any other command.
