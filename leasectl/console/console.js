@@ -167,9 +167,9 @@ function renderDaemon(d) {
   const section = el('section', { class: 'daemon', 'data-daemon': d.id });
   const s = d.status || {};
   const task = s.task || null;
-  section.append(el('h2', {}, d.root || d.socket),
-    el('div', { class: 'muted' }, 'mounted at ', el('code', {}, d.mountpoint || '?'),
-      ' · socket ', el('code', {}, d.socket), d.pid ? ' · pid ' + d.pid : ''));
+  section.append(el('h2', {}, d.root || 'daemon at ' + d.socket),
+    el('div', { class: 'muted' }, d.mountpoint ? 'mounted at ' : '', d.mountpoint ? el('code', {}, d.mountpoint) : '',
+      d.mountpoint ? ' · ' : '', 'socket ', el('code', {}, d.socket), d.pid ? ' · pid ' + d.pid : ''));
   if (d.unreachable) {
     section.append(el('p', { class: 'bad' }, 'unreachable: ' + d.unreachable));
     return section;
@@ -241,7 +241,11 @@ function renderDaemon(d) {
     v.error ? el('p', { class: 'muted' }, v.error.message || '')
       : el('p', { class: v.ok ? 'good' : 'bad' }, v.ok ? 'intact, ' + v.records + ' records'
         : 'BROKEN at line ' + (v.first_bad_line ?? '?') + ' (' + (v.records ?? '?') + ' records)'));
-  if (s.journal) section.append(el('p', { class: 'muted' }, 'journal: ' + JSON.stringify(s.journal)));
+  const j = s.journal;
+  if (j) {
+    section.append(el('p', { class: 'muted' }, 'Journal: ' + (j.enabled ? (j.bytes || 0) + ' bytes, ' + (j.turns_kept || 0) + ' turns kept' : 'off')),
+      ...(j.not_undoable || []).map(p => el('div', { class: 'bad' }, 'cannot be undone: ', el('code', {}, typeof p === 'string' ? p : (p.path || JSON.stringify(p))))));
+  }
   return section;
 }
 

@@ -11,7 +11,7 @@ const asAgent = ['--reuid', '65534', '--regid', '65534', '--clear-groups'];
 // The agent writes the hostile file; its exit status (0: written).
 function agentWrite() {
   const code = "import sys\ntry:\n    open(sys.argv[1], 'a').write('after\\n')\nexcept OSError as e:\n    sys.exit(e.errno)\n";
-  return spawnSync('setpriv', [...asAgent, 'python3', '-c', code, path.join(ROOT, HOSTILE_NAME)]).status;
+  return spawnSync('setpriv', [...asAgent, '/usr/bin/python3', '-c', code, path.join(ROOT, HOSTILE_NAME)]).status;
 }
 
 function check(ok, what) {
@@ -31,7 +31,8 @@ function check(ok, what) {
     await page.locator('section.daemon').first().waitFor({ timeout: 15000 });
 
     // Refused, then asked for: both arrive on the open page.
-    check(agentWrite() === 13, "the agent's write is refused (EACCES)");
+    const refused = agentWrite();
+    check(refused === 13, "the agent's write is refused with EACCES (status " + refused + ')');
     const refusal = page.locator('li[data-refusal]').filter({ hasText: HOSTILE_NAME });
     await refusal.first().waitFor({ timeout: 15000 });
     check(true, 'the refusal shows live, the name as text');

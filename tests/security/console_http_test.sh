@@ -23,19 +23,19 @@ cleanup() {
 trap cleanup EXIT INT TERM
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-group=$(getent group 65534 | cut -d: -f1)
-timeout 30 "$leasefs" mount "$root" --socket "$sock" --socket-group "$group" >/dev/null 2>&1 ||
-  fail "leasefs mount"
-timeout 10 "$leasectl" --socket "$sock" start "console http test" >/dev/null
+status_of() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 
-# start_console NAME [setpriv args...]: the console's URL in $url, its pid in $consoles.
+# start_console NAME [setpriv args...] [-- console args...]: the console's URL in
+# $url, its pid in $consoles.
 start_console() {
   name=$1
   shift
+  args="--socket $sock"
   out=$base/$name.out
   : >"$out"
-  chmod 0666 "$out"
-  "$@" "$leasectl" console --socket "$sock" >"$out" 2>"$base/$name.err" &
+  if [ "$name" = discovery ]; then args=""; fi
+  # shellcheck disable=SC2086
+  "$@" "$leasectl" console $args >"$out" 2>"$base/$name.err" &
   consoles="$consoles $!"
   i=0
   while ! grep -q '^http://' "$out"; do
@@ -45,7 +45,15 @@ start_console() {
   done
   url=$(head -n 1 "$out")
 }
-status_of() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+
+# A console started before the mount, with no --socket, finds the daemon by itself.
+start_console discovery
+discovery_url=$url
+
+group=$(getent group 65534 | cut -d: -f1)
+timeout 30 "$leasefs" mount "$root" --socket "$sock" --socket-group "$group" >/dev/null 2>&1 ||
+  fail "leasefs mount"
+timeout 10 "$leasectl" --socket "$sock" start "console http test" >/dev/null
 
 start_console owner
 owner_url=$url
@@ -110,3 +118,13 @@ echo "ok: the agent's console cannot approve ($req stays pending)"
 reply=$(post "$origin" "$token" "$origin" "$approve" | head -n 1)
 printf '%s' "$reply" | grep -q '"ok":true' || fail "the owner's console could not approve: $reply"
 echo "ok: the owner's console approves $req"
+
+# The discovery console's live events name the daemon mounted after it started
+# (it rescans every 2 s); curl ends the stream after 8 s.
+d_origin=$(printf '%s' "$discovery_url" | sed -E 's|^(http://[^/]+)/.*|\1|')
+d_token=$(printf '%s' "$discovery_url" | sed -E 's|.*token=||')
+curl -s -N --max-time 8 -H "Cookie: leasefs_console_token=$d_token" "$d_origin/events" \
+  >"$base/events" || true
+grep -q "\"socket\":\"$sock\"" "$base/events" ||
+  fail "the console without --socket did not find the new mount: $(head -c 300 "$base/events")"
+echo "ok: a console without --socket shows a daemon mounted after it started"
