@@ -50,7 +50,8 @@ async function act(daemon, cmd, args) {
     say(cmd + ' refused: [' + (e.code || '?') + '] ' + (e.message || ''), true);
     return null;
   }
-  say(cmd + ': done', false);
+  // A look (diff, a dry run) is shown where it was asked for.
+  if (cmd !== 'diff' && !args.dry_run) say(cmd + ': done', false);
   return reply.result || {};
 }
 
@@ -156,7 +157,7 @@ function turnTools(d, section, current) {
       const turn = turnOf();
       const dry = await act(d.id, 'undo', { turn, dry_run: true });
       if (!dry) return;
-      showPreview('Undo turn ' + turn + '? (dry run)', document.createTextNode(undoText(dry)), async () => {
+      showPreview('Undo turn ' + turn + '? (dry run)', el('pre', {}, undoText(dry)), async () => {
         const done = await act(d.id, 'undo', { turn, reason: 'undone from the console' });
         if (done) say(undoText(done), false);
       });

@@ -1,6 +1,8 @@
+// Approve, reject, a turn's diff, and undo after its dry run, all on the page.
 // Driven by console_browser_test.sh, which mounts, starts the console and sets
 // the environment read below. Exits non-zero on the first failed check.
 'use strict';
+const fs = require('fs');
 const path = require('path');
 const { execFileSync, spawnSync } = require('child_process');
 const { chromium } = require(path.join(process.env.PLAYWRIGHT_DIR, 'node_modules', 'playwright-core'));
@@ -56,6 +58,32 @@ function check(ok, what) {
     await page.locator('pre.diff').filter({ hasText: 'after' }).first().waitFor({ timeout: 15000 });
     check(true, "the turn's diff shows the change");
     await page.screenshot({ path: path.join(SHOTS, 'console-approved.png') });
+
+    // Reject, with a reason typed on the page.
+    const other = JSON.parse(execFileSync('setpriv', [...asAgent, LEASECTL, '--json', '--socket', SOCK,
+      'request', '--reason', 'and this one', '--path', 'other.txt']).toString()).result.request.id;
+    const otherRow = page.locator(`tr[data-request="${other}"]`);
+    await otherRow.waitFor({ timeout: 15000 });
+    await otherRow.getByRole('textbox').fill('not this turn');
+    await otherRow.getByRole('button', { name: 'Reject' }).click();
+    await otherRow.waitFor({ state: 'detached', timeout: 15000 });
+    check(true, `rejected ${other} on the page`);
+
+    // The next turn; then the last one's changes, and its undo after the dry run.
+    execFileSync(LEASECTL, ['--socket', SOCK, 'turn']);
+    const turn = String(reply.result.request.turn);
+    await page.locator('section.daemon input[data-key$="|turn"]').fill(turn);
+    await page.getByRole('button', { name: 'Diff' }).click();
+    await page.locator('#preview pre.diff').filter({ hasText: 'after' }).waitFor({ timeout: 15000 });
+    check((await page.locator('#preview-title').textContent()) === 'Changes of turn ' + turn, `Diff shows turn ${turn}`);
+    await page.getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('button', { name: 'Undo…' }).click();
+    await page.locator('#preview-body').filter({ hasText: 'would undo turn ' + turn }).waitFor({ timeout: 15000 });
+    check(fs.readFileSync(path.join(ROOT, HOSTILE_NAME), 'utf8') === 'before\nafter\n', 'the dry run changed nothing');
+    await page.screenshot({ path: path.join(SHOTS, 'console-undo-preview.png') });
+    await page.locator('#preview-confirm').click();
+    await page.locator('#message').filter({ hasText: 'undid turn ' + turn }).waitFor({ timeout: 15000 });
+    check(fs.readFileSync(path.join(ROOT, HOSTILE_NAME), 'utf8') === 'before\n', `Undo put turn ${turn} back`);
     check(errors.length === 0, 'no script error on the page: ' + errors.join('; '));
   } finally {
     await browser.close();
