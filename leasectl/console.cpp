@@ -87,9 +87,13 @@ class Console {
 
   // One action from the page, sent with this user's rights; the daemon's reply.
   json act(const json& body) {
-    const std::string socket = body.value("daemon", std::string());
-    const std::string cmd = body.value("cmd", std::string());
-    json args = body.value("args", json::object());
+    auto text = [&](const char* key) {
+      auto it = body.find(key);
+      return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string socket = text("daemon");
+    const std::string cmd = text("cmd");
+    const json args = body.contains("args") ? body["args"] : json::object();
     if (!kActions.count(cmd) || !args.is_object()) {
       return {{"ok", false}, {"error", {{"code", "bad_request"}, {"message", "not an action"}}}};
     }

@@ -102,6 +102,8 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Content-Type: applicat
   fail "an action without the token header must be 401"
 post "$origin" "$token" "$origin" "{\"daemon\":\"$sock\",\"cmd\":\"memory.save\",\"args\":{}}" |
   grep -q '"not an action"' || fail "memory.save is not a console action"
+post "$origin" "$token" "$origin" '{"daemon":7,"cmd":["approve"]}' | grep -q '"not an action"' ||
+  fail "a body of the wrong types is refused as such"
 echo "ok: an action needs the token header and this Origin"
 
 # The agent's own console: the daemon refuses the agent's approval.
