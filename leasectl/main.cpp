@@ -28,6 +28,7 @@
 #include "base/json_text.hpp"
 #include "gate/op.hpp"
 #include "gate/task_status.hpp"
+#include "leasectl/console.hpp"
 #include "leasectl/host_hooks.hpp"
 #include "leasectl/mcp_server.hpp"
 #include "leasectl/output.hpp"
@@ -612,6 +613,16 @@ int main(int argc, char** argv) {
     });
   }
 
+  bool console = false;
+  leasefs::leasectl::ConsoleOptions console_options;
+  auto* console_cmd = app.add_subcommand(
+      "console", "serve a web page on loopback to watch and answer every daemon you may reach");
+  console_cmd
+      ->add_option("--listen", console_options.listen,
+                   "ADDR:PORT to listen on (default 127.0.0.1 and a free port)")
+      ->capture_default_str();
+  console_cmd->callback([&] { console = true; });
+
   bool mcp = false;
   app.add_subcommand("mcp", "serve the agent-side tools over MCP on stdin/stdout")->callback([&] {
     mcp = true;
@@ -621,7 +632,7 @@ int main(int argc, char** argv) {
   // would only say that a subcommand is required.
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--socket" || arg == "--idempotency-key") {
+    if (arg == "--socket" || arg == "--idempotency-key" || arg == "--listen") {
       ++i;
       continue;
     }
@@ -652,6 +663,14 @@ int main(int argc, char** argv) {
       return leasefs::leasectl::install_hooks(hooks_host, hooks_project) == 0 ? kExitOk
                                                                               : kExitUsage;
     return leasefs::leasectl::print_hooks(hooks_host);
+  }
+  if (console) {
+    // A named daemon (--socket, LEASEFS_SOCKET) is the only one shown.
+    console_options.socket = o.socket;
+    if (const char* env = std::getenv("LEASEFS_SOCKET"); console_options.socket.empty() && env) {
+      console_options.socket = env;
+    }
+    return leasefs::leasectl::run_console(console_options);
   }
   if (mcp) {
     // One connection per tool call, found and checked like any other command.

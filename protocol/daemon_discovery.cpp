@@ -134,6 +134,14 @@ Discovery discover_daemon(std::string_view dir, uid_t self) {
   return out;
 }
 
+std::vector<DiscoveredDaemon> trusted_daemons(uid_t self) {
+  std::vector<DiscoveredDaemon> out;
+  for (auto& e : confirmed_daemons(self)) {
+    out.push_back(DiscoveredDaemon{e.socket, e.mountpoint, e.root, e.owner, e.pid});
+  }
+  return out;
+}
+
 std::optional<std::string> check_daemon_peer(int fd, const DiscoveredDaemon& d) {
   struct ucred cred {};
   socklen_t len = sizeof cred;

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace leasefs::protocol {
 
@@ -44,6 +45,10 @@ struct Discovery {
 // The daemon serving `dir` (an absolute path; a relative one is taken from the
 // current directory), as seen by a client running as `self`.
 Discovery discover_daemon(std::string_view dir, uid_t self);
+
+// Every daemon this client may trust, as seen by `self`: each registered daemon
+// whose fuse.leasefs mount the mount table confirms (the same checks as above).
+std::vector<DiscoveredDaemon> trusted_daemons(uid_t self);
 
 // nullopt when the peer of the connected socket `fd` may be the daemon `d`
 // describes; otherwise what is wrong, for the person reading it.

@@ -1,0 +1,339 @@
+#include "leasectl/console.hpp"
+
+#include <httplib.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "leasectl/console_assets.hpp"
+#include "leasectl/console_guard.hpp"
+#include "protocol/client.hpp"
+#include "protocol/daemon_discovery.hpp"
+
+namespace leasefs::leasectl {
+
+namespace {
+
+using nlohmann::json;
+using protocol::Client;
+using protocol::DiscoveredDaemon;
+
+constexpr auto kPollEvery = std::chrono::milliseconds(1000);
+constexpr int kRescanEvery = 2;  // polls between two looks for daemons
+constexpr const char* kCookie = "leasefs_console_token";
+constexpr const char* kTokenHeader = "X-Console-Token";
+
+// What a page may ask a daemon to do; everything else is refused here.
+const std::set<std::string> kActions = {"approve", "reject", "grant", "revoke",      "end-turn",
+                                        "ask",     "undo",   "diff",  "audit.verify"};
+
+// The daemons to show: the one named, or every one discovery trusts. This is
+// the one place that finds them.
+std::vector<DiscoveredDaemon> find_daemons(const std::string& socket) {
+  if (!socket.empty()) return {DiscoveredDaemon{socket, "", "", 0, 0}};
+  return protocol::trusted_daemons(::getuid());
+}
+
+// Connects to `d`, refusing a peer that is not the registered daemon.
+Client connect_to(const DiscoveredDaemon& d) {
+  Client c = Client::connect(d.socket);
+  if (d.pid != 0) {
+    if (auto why = protocol::check_daemon_peer(c.fd(), d)) throw protocol::NoDaemon(*why);
+  }
+  return c;
+}
+
+class Console {
+ public:
+  explicit Console(ConsoleOptions o) : options_(std::move(o)) {}
+
+  // Polls the daemons until stopped, publishing a new snapshot when it changes.
+  void poll_loop(const std::atomic<bool>& stop) {
+    int round = 0;
+    std::vector<DiscoveredDaemon> daemons;
+    while (!stop) {
+      if (round++ % kRescanEvery == 0) {
+        auto found = find_daemons(options_.socket);
+        std::lock_guard lock(mu_);
+        daemons_ = found;
+        daemons = std::move(found);
+      }
+      json list = json::array();
+      for (const auto& d : daemons) list.push_back(look_at(d));
+      publish(json{{"daemons", std::move(list)}});
+      for (int i = 0; i < 10 && !stop; ++i) std::this_thread::sleep_for(kPollEvery / 10);
+    }
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    changed_.notify_all();
+  }
+
+  // The latest snapshot newer than `*version`, or nullopt after `wait`.
+  std::optional<std::string> next_snapshot(uint64_t* version, std::chrono::seconds wait) {
+    std::unique_lock lock(mu_);
+    changed_.wait_for(lock, wait, [&] { return stopped_ || version_ != *version; });
+    if (version_ == *version) return std::nullopt;
+    *version = version_;
+    return snapshot_;
+  }
+
+  // One action from the page, sent with this user's rights; the daemon's reply.
+  json act(const json& body) {
+    auto text = [&](const char* key) {
+      auto it = body.find(key);
+      return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string socket = text("daemon");
+    const std::string cmd = text("cmd");
+    const json args = body.contains("args") ? body["args"] : json::object();
+    if (!kActions.count(cmd) || !args.is_object()) {
+      return {{"ok", false}, {"error", {{"code", "bad_request"}, {"message", "not an action"}}}};
+    }
+    std::optional<DiscoveredDaemon> target;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& d : daemons_) {
+        if (d.socket == socket) target = d;
+      }
+    }
+    if (!target) {
+      return {{"ok", false},
+              {"error", {{"code", "no_daemon"}, {"message", "no such daemon on this page"}}}};
+    }
+    try {
+      Client c = connect_to(*target);
+      json reply = c.call(cmd, args);
+      wake();
+      return reply;
+    } catch (const std::exception& e) {
+      return {{"ok", false}, {"error", {{"code", "no_daemon"}, {"message", e.what()}}}};
+    }
+  }
+
+ private:
+  json look_at(const DiscoveredDaemon& d) {
+    json out = {{"id", d.socket}, {"socket", d.socket}, {"mountpoint", d.mountpoint},
+                {"root", d.root}, {"owner", d.owner},   {"pid", d.pid}};
+    try {
+      Client c = connect_to(d);
+      // A daemon that does not answer in 3 s shows as unreachable this round and
+      // holds up the others by no more than that.
+      for (const char* cmd : {"status", "audit.verify", "diff"}) {
+        json reply = c.call(cmd, json::object(), std::nullopt, std::chrono::seconds(3));
+        out[cmd] = reply.value("ok", false) ? reply.value("result", json::object())
+                                            : json{{"error", reply.value("error", json())}};
+      }
+    } catch (const std::exception& e) {
+      out["unreachable"] = e.what();
+    }
+    return out;
+  }
+
+  void publish(const json& snapshot) {
+    std::string text = snapshot.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::lock_guard lock(mu_);
+    if (text == snapshot_) return;
+    snapshot_ = std::move(text);
+    ++version_;
+    changed_.notify_all();
+  }
+  // An action changed something: the next poll's snapshot is sent even if equal.
+  void wake() {
+    std::lock_guard lock(mu_);
+    snapshot_.clear();
+  }
+
+  ConsoleOptions options_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::vector<DiscoveredDaemon> daemons_;
+  std::string snapshot_;
+  uint64_t version_ = 0;
+  bool stopped_ = false;
+};
+
+std::string cookie_token(const httplib::Request& req) {
+  const std::string cookies = req.get_header_value("Cookie");
+  const std::string key = std::string(kCookie) + "=";
+  size_t pos = 0;
+  while (pos < cookies.size()) {
+    size_t end = cookies.find(';', pos);
+    if (end == std::string::npos) end = cookies.size();
+    std::string part = cookies.substr(pos, end - pos);
+    part.erase(0, part.find_first_not_of(' '));
+    if (part.compare(0, key.size(), key) == 0) return part.substr(key.size());
+    pos = end + 1;
+  }
+  return "";
+}
+
+void refuse(httplib::Response& res, int status, const std::string& why) {
+  res.status = status;
+  res.set_content(why + "\n", "text/plain; charset=utf-8");
+}
+
+std::atomic<bool> g_stop{false};
+httplib::Server* g_server = nullptr;
+void on_stop_signal(int) {
+  g_stop = true;
+  if (g_server) g_server->stop();
+}
+
+}  // namespace
+
+int run_console(const ConsoleOptions& options) {
+  const size_t colon = options.listen.rfind(':');
+  if (colon == std::string::npos) {
+    std::fprintf(stderr, "leasectl console: --listen takes ADDR:PORT, not '%s'\n",
+                 options.listen.c_str());
+    return 2;
+  }
+  std::string host = options.listen.substr(0, colon);
+  if (host.size() > 1 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  int port = 0;
+  try {
+    port = std::stoi(options.listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) {
+    std::fprintf(stderr, "leasectl console: '%s' is not a port\n",
+                 options.listen.substr(colon + 1).c_str());
+    return 2;
+  }
+
+  httplib::Server server;
+  const int bound =
+      port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
+  if (bound <= 0) {
+    std::fprintf(stderr, "leasectl console: cannot listen on %s\n", options.listen.c_str());
+    return 1;
+  }
+  const ConsoleGuard guard(new_console_token(), host, bound);
+  Console console(options);
+
+  server.set_default_headers({
+      {"Content-Security-Policy",
+       "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+       "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+      {"X-Content-Type-Options", "nosniff"},
+      {"X-Frame-Options", "DENY"},
+      {"Referrer-Policy", "no-referrer"},
+      {"Cache-Control", "no-store"},
+  });
+  // Every request: this console's Host, its own Origin if any, and the token.
+  server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+    if (!guard.host_ok(req.get_header_value("Host"))) {
+      refuse(res, 403, "wrong Host");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.has_header("Origin") && !guard.origin_ok(req.get_header_value("Origin"))) {
+      refuse(res, 403, "wrong Origin");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.method == "POST") {
+      // An action carries the token in a header, which no other site can set,
+      // and comes from this page.
+      if (!guard.origin_ok(req.get_header_value("Origin"))) {
+        refuse(res, 403, "an action needs this console's Origin");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (!guard.token_ok(req.get_header_value(kTokenHeader))) {
+        refuse(res, 401, "an action needs the token in the X-Console-Token header");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
+        refuse(res, 415, "an action is a JSON body");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    if (req.method != "GET") {
+      refuse(res, 405, "GET or POST");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!guard.token_ok(req.get_param_value("token")) && !guard.token_ok(cookie_token(req)) &&
+        !guard.token_ok(req.get_header_value(kTokenHeader))) {
+      refuse(res, 401, "this console needs its token: open the URL leasectl console printed");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+
+  server.Get("/", [&](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_param("token")) {
+      // Into a cookie, and out of the address bar and the history.
+      res.set_header("Set-Cookie", std::string(kCookie) + "=" + guard.token() +
+                                       "; Path=/; HttpOnly; SameSite=Strict");
+      res.set_redirect("/", 303);
+      return;
+    }
+    std::string page(kConsoleHtml);
+    const std::string mark = "@TOKEN@";
+    page.replace(page.find(mark), mark.size(), guard.token());
+    res.set_content(page, "text/html; charset=utf-8");
+  });
+  server.Get("/console.js", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(kConsoleJs), "text/javascript; charset=utf-8");
+  });
+  server.Get("/console.css", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(kConsoleCss), "text/css; charset=utf-8");
+  });
+  server.Get("/events", [&](const httplib::Request&, httplib::Response& res) {
+    auto version = std::make_shared<uint64_t>(0);
+    auto idle = std::make_shared<int>(0);
+    res.set_chunked_content_provider(
+        "text/event-stream", [&console, version, idle](size_t, httplib::DataSink& sink) {
+          // A second at a time, so that an interrupted console stops at once; a
+          // comment now and then finds a page that has gone.
+          if (g_stop) return false;
+          auto snap = console.next_snapshot(version.get(), std::chrono::seconds(1));
+          if (!snap && ++*idle < 15) return true;
+          *idle = 0;
+          const std::string msg = snap ? "data: " + *snap + "\n\n" : std::string(": idle\n\n");
+          return sink.write(msg.data(), msg.size());
+        });
+  });
+  server.Post("/api/action", [&](const httplib::Request& req, httplib::Response& res) {
+    json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object()) {
+      refuse(res, 400, "not a JSON object");
+      return;
+    }
+    res.set_content(console.act(body).dump(-1, ' ', false, json::error_handler_t::replace),
+                    "application/json");
+  });
+
+  std::thread poller([&] { console.poll_loop(g_stop); });
+  g_server = &server;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  const std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  std::printf("http://%s:%d/?token=%s\n", shown_host.c_str(), bound, guard.token().c_str());
+  std::fflush(stdout);
+  std::fprintf(
+      stderr,
+      "leasectl console: serving %s until interrupted (Ctrl-C); keep the URL private, "
+      "it carries the token\n",
+      options.socket.empty() ? "every leasefs daemon you may reach" : options.socket.c_str());
+  server.listen_after_bind();
+  g_stop = true;
+  poller.join();
+  g_server = nullptr;
+  return 0;
+}
+
+}  // namespace leasefs::leasectl
