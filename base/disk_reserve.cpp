@@ -88,7 +88,9 @@ DiskReserve::Status DiskReserve::status() const noexcept {
 uint64_t DiskReserve::free_now() const noexcept {
   struct statvfs sv {};
   if (!fd_ || ::fstatvfs(fd_.get(), &sv) != 0) return 0;
-  return static_cast<uint64_t>(sv.f_bfree) * sv.f_frsize;
+  // Root may use the blocks ext4 keeps for it; any other daemon may not.
+  const auto blocks = ::geteuid() == 0 ? sv.f_bfree : sv.f_bavail;
+  return static_cast<uint64_t>(blocks) * sv.f_frsize;
 }
 
 void DiskReserve::release_locked() noexcept {

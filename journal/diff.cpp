@@ -305,6 +305,21 @@ json diff(const Journal& journal, const DiffRequest& req) {
           const std::string* bv = bi == b.xattrs.end() ? nullptr : &bi->second;
           const std::string* av = ai == a.xattrs.end() ? nullptr : &ai->second;
           if (bv && av && *bv == *av) continue;
+          // A non-approver sees a value only where it could read it natively: a
+          // user.* attribute of a file its mode lets it read, before and after
+          // (the daemon read trusted.* and security.* as root).
+          const bool shown =
+              !req.reader ||
+              (k.rfind("user.", 0) == 0 &&
+               (b.kind == "absent" || readable_by(req.reader, b.mode, b.uid, b.gid)) &&
+               (a.kind == "absent" || readable_by(req.reader, a.mode, a.uid, a.gid)));
+          if (!shown) {
+            changed[k] = "changed (value not shown)";
+            lines.push_back("xattr " + base::quote_name(k) + " of " + name +
+                            " changed (value not shown: not readable by uid " +
+                            std::to_string(req.reader->first) + ")");
+            continue;
+          }
           changed[k] = {bv ? json(*bv) : json(), av ? json(*av) : json()};
           lines.push_back("xattr " + base::quote_name(k) + " of " + name + " " + xattr_value(bv) +
                           " -> " + xattr_value(av));

@@ -161,3 +161,27 @@ TEST_F(JournalAttack, APathGrantLeavesNoFileThePersonDidNotName) {
 
 }  // namespace
 }  // namespace leasefs::test
+
+namespace leasefs::test {
+namespace {
+
+// xattrs the agent could never read (trusted.*, read by the daemon as root) are
+// not shown to it by diff; an approver sees them.
+TEST_F(JournalAttack, DiffShowsTheAgentNoXattrValueItCouldNotRead) {
+  ASSERT_EQ(run_sh("cd " + root + " && echo x > f && chmod 644 f").exit_code, 0);
+  mount();
+  const uint64_t t = leased_turn();
+  ASSERT_EQ(sh("setfattr -n trusted.secret -v hidden-value f").exit_code, 0);
+  nlohmann::json d = agent_call("diff", {{"turn", t}});
+  ASSERT_TRUE(d.value("ok", false)) << d.dump();
+  const std::string text = d["result"].value("text", std::string());
+  EXPECT_EQ(d.dump().find("hidden-value"), std::string::npos) << d.dump();
+  EXPECT_EQ(d.dump().find("68696464656e2d76616c7565"), std::string::npos)
+      << d.dump();  // nor in hex
+  EXPECT_NE(text.find("value not shown"), std::string::npos) << text;
+  EXPECT_NE(ok("diff", {{"turn", t}}).value("text", std::string()).find("hidden-value"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace leasefs::test
