@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "base/make_dirs.hpp"
 
 namespace leasefs::control {
 
@@ -58,21 +59,7 @@ void replace_stale_socket(const std::string& path, const sockaddr_un& addr) {
 
 void make_socket_dir(const std::string& dir) {
   if (dir.empty()) return;
-  std::string partial;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    size_t slash = dir.find('/', pos + 1);
-    partial = dir.substr(0, slash);
-    pos = slash;
-    if (partial.empty() || partial == "/") continue;
-    if (::mkdir(partial.c_str(), 0755) == 0) {
-      // Not subject to the umask's whims: clients of other users must traverse it,
-      // and nobody but its owner may write it.
-      if (::chmod(partial.c_str(), 0755) != 0) throw_io_error("chmod " + partial, errno);
-    } else if (errno != EEXIST) {
-      throw_io_error("cannot create control socket directory " + partial, errno);
-    }
-  }
+  base::make_dirs_0755(dir, "control socket directory");
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) throw_io_error("stat " + dir, errno);
   if (!S_ISDIR(st.st_mode)) {

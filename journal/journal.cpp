@@ -42,6 +42,18 @@ int64_t ns_of(const timespec& t) {
   return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
+// What an entry keeps of a name's inode.
+void take_stat(Entry& e, const struct stat& st) {
+  e.mode = st.st_mode;
+  e.uid = st.st_uid;
+  e.gid = st.st_gid;
+  e.atime_ns = ns_of(st.st_atim);
+  e.mtime_ns = ns_of(st.st_mtim);
+  e.size = static_cast<uint64_t>(st.st_size);
+  e.ino = st.st_ino;
+  e.nlink = st.st_nlink;
+}
+
 // Clone when the file system can share extents (FICLONE), copy otherwise.
 int clone_or_copy(int src, int dst, uint64_t size) {
   if (::ioctl(dst, FICLONE, src) == 0) return 0;
@@ -316,14 +328,7 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
     if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != EXDEV) return -errno;
     e.kind = "absent";
   } else {
-    e.mode = st.st_mode;
-    e.uid = st.st_uid;
-    e.gid = st.st_gid;
-    e.atime_ns = ns_of(st.st_atim);
-    e.mtime_ns = ns_of(st.st_mtim);
-    e.size = static_cast<uint64_t>(st.st_size);
-    e.ino = st.st_ino;
-    e.nlink = st.st_nlink;
+    take_stat(e, st);
     if (S_ISREG(st.st_mode)) {
       e.kind = "file";
       base::UniqueFd f(::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
@@ -434,14 +439,7 @@ int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_
   e.turn = turn;
   e.kind = "leftover";
   e.path = std::string(path);
-  e.mode = st.st_mode;
-  e.uid = st.st_uid;
-  e.gid = st.st_gid;
-  e.atime_ns = ns_of(st.st_atim);
-  e.mtime_ns = ns_of(st.st_mtim);
-  e.size = static_cast<uint64_t>(st.st_size);
-  e.ino = st.st_ino;
-  e.nlink = st.st_nlink;
+  take_stat(e, st);
   if (st.st_nlink > 1) {
     // Another name keeps the file (a link made under another grant): keep a copy
     // and remove this name only; the file itself is not the journal's.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "base/make_dirs.hpp"
 #include "base/unique_fd.hpp"
 
 namespace leasefs::protocol {
@@ -91,23 +92,6 @@ bool is_entry_name(const std::string& name) {
   return name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0 && name[0] != '.';
 }
 
-void make_dir(const std::string& dir) {
-  std::string partial;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    const size_t slash = dir.find('/', pos + 1);
-    partial = dir.substr(0, slash);
-    pos = slash;
-    if (partial.empty() || partial == "/") continue;
-    if (::mkdir(partial.c_str(), 0755) == 0) {
-      // Whatever the umask: every client reads it, nobody else writes it.
-      if (::chmod(partial.c_str(), 0755) != 0) throw_io_error("chmod " + partial, errno);
-    } else if (errno != EEXIST) {
-      throw_io_error("cannot create the daemon registry " + partial, errno);
-    }
-  }
-}
-
 }  // namespace
 
 std::string registry_dir(uid_t owner) {
@@ -138,7 +122,7 @@ std::vector<RegistryEntry> read_registry(const std::string& dir, uid_t owner,
 }
 
 std::string register_daemon(const std::string& dir, const RegistryEntry& e) {
-  make_dir(dir);
+  base::make_dirs_0755(dir, "the daemon registry");
   if (auto why = untrusted_path(dir, ::geteuid())) {
     throw Error(Errc::kIoError, "the daemon registry is not safe to use: " + *why);
   }
