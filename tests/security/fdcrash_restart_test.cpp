@@ -53,6 +53,15 @@ class RestartTest : public FdcrashTest {
               0);
   }
   bool live() { return base::leasefs_mount_at(root) && !fuse::dead_leasefs_mount(root); }
+  // Mounts, kills the daemon with SIGKILL, and mounts again on top of the dead mount.
+  void mount_crash_and_take_over() {
+    auto r = leasefs({"mount", root, "--socket", sock});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ::kill(read_lock_pid(root + "/.longrun/lock"), SIGKILL);
+    ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); }));
+    r = leasefs({"mount", root, "--socket", sock});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
   // Stops the agent, clears every layer (the dead mounts stay stacked beneath
   // the live one, failing closed, until then), and lists the bare tree.
   void expect_nothing_landed() {
@@ -95,12 +104,7 @@ TEST_F(RestartTest, PathNarrowedGrantHoldsAfterATakeover) {
     ::mkdir((root + d).c_str(), 0777);
     ::chmod((root + d).c_str(), 0777);  // past the umask: only the gate may refuse
   }
-  auto r = leasefs({"mount", root, "--socket", sock});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  ::kill(read_lock_pid(root + "/.longrun/lock"), SIGKILL);
-  ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); }));
-  r = leasefs({"mount", root, "--socket", sock});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NO_FATAL_FAILURE(mount_crash_and_take_over());
   {
     ControlClient c(sock);
     ASSERT_TRUE(c.call("start", {{"description", "takeover"}}).value("ok", false));
@@ -113,7 +117,7 @@ TEST_F(RestartTest, PathNarrowedGrantHoldsAfterATakeover) {
   EXPECT_EQ(w.exit_code, 0) << w.output;
   w = run_sh("echo out > " + root + "/b/y", as_agent);
   EXPECT_NE(w.exit_code, 0) << w.output;
-  r = leasefs({"unmount", root});
+  auto r = leasefs({"unmount", root});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(root + "/a/x");
   std::string content;
@@ -129,12 +133,7 @@ TEST_F(RestartTest, PathNarrowedGrantHoldsAfterATakeover) {
 TEST_F(RestartTest, PrivilegeBitsDroppedAfterATakeoverAreSeenThroughTheMount) {
   auto r = run_sh("head -c 65536 /dev/zero > " + root + "/f && chmod 2767 " + root + "/f");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = leasefs({"mount", root, "--socket", sock});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  ::kill(read_lock_pid(root + "/.longrun/lock"), SIGKILL);
-  ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); }));
-  r = leasefs({"mount", root, "--socket", sock});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NO_FATAL_FAILURE(mount_crash_and_take_over());
   {
     ControlClient c(sock);
     ASSERT_TRUE(c.call("start", {{"description", "takeover"}}).value("ok", false));
