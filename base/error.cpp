@@ -1,14 +1,14 @@
 #include "base/error.hpp"
 
-#include <array>
 #include <cstring>
-#include <utility>
+
+#include "base/enum_names.hpp"
 
 namespace leasefs {
 
 namespace {
 
-constexpr std::array<std::pair<Errc, std::string_view>, 27> kNames{{
+constexpr base::EnumNames<Errc, 27> kNames{{
     {Errc::kInvalidTransition, "invalid_transition"},
     {Errc::kStateCorrupt, "state_corrupt"},
     {Errc::kRootLocked, "root_locked"},
@@ -41,17 +41,11 @@ constexpr std::array<std::pair<Errc, std::string_view>, 27> kNames{{
 }  // namespace
 
 std::string_view wire_name(Errc code) noexcept {
-  for (const auto& [c, name] : kNames) {
-    if (c == code) return name;
-  }
-  return "internal";
+  return base::enum_name(kNames, code, "internal");
 }
 
 std::optional<Errc> errc_from_wire(std::string_view name) noexcept {
-  for (const auto& [c, n] : kNames) {
-    if (n == name) return c;
-  }
-  return std::nullopt;
+  return base::enum_from_name(kNames, name);
 }
 
 void throw_io_error(const std::string& what, int err) {

@@ -65,20 +65,31 @@ json handle_request(CommandContext& ctx, const json& args, const gate::Actor& ac
   return render(service(ctx).request(r, actor));
 }
 
-json handle_approve(CommandContext& ctx, const json& args, const gate::Actor& actor) {
-  Args a("approve", args);
-  std::string id = a.str("id", kMaxIdArgBytes);
-  std::string reason = a.str_or("reason", "");
+namespace {
+
+// approve and reject take the same arguments: the request's id and the approver's words.
+struct DecisionArgs {
+  std::string id;
+  std::string reason;
+};
+
+DecisionArgs decision_args(const char* command, const json& args) {
+  Args a(command, args);
+  DecisionArgs d{a.str("id", kMaxIdArgBytes), a.str_or("reason", "")};
   a.finish();
-  return render(service(ctx).approve(id, reason, actor));
+  return d;
+}
+
+}  // namespace
+
+json handle_approve(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+  const DecisionArgs d = decision_args("approve", args);
+  return render(service(ctx).approve(d.id, d.reason, actor));
 }
 
 json handle_reject(CommandContext& ctx, const json& args, const gate::Actor& actor) {
-  Args a("reject", args);
-  std::string id = a.str("id", kMaxIdArgBytes);
-  std::string reason = a.str_or("reason", "");
-  a.finish();
-  return render(service(ctx).reject(id, reason, actor));
+  const DecisionArgs d = decision_args("reject", args);
+  return render(service(ctx).reject(d.id, d.reason, actor));
 }
 
 json handle_ask(CommandContext& ctx, const json& args, const gate::Actor& actor) {

@@ -76,45 +76,46 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   });
 }
 
+namespace {
+
+// setxattr and removexattr: gate the inode, apply `change` to its /proc path,
+// and forget the cached security.capability answer when that is the name.
+template <typename Change>
+int change_xattr(fuse_req_t req, gate::Op op, fuse_ino_t ino, const std::string& name,
+                 const Change& change) {
+  Filesystem& fs = Filesystem::of(req);
+  Inode& inode = fs.inode(ino);
+  int res = fs.gate_inode(op, inode, Filesystem::caller(req));
+  if (res < 0) return res;
+  {                                          // the pin ends before the reply (see op_getxattr)
+    const PinnedFd pinned = inode.fd.get();  // `proc` names it
+    const std::string proc = Filesystem::fd_path(pinned);
+    if (change(proc.c_str()) != 0) res = -errno;
+    if (name == kCapability) inode.capability.store(-1);
+  }
+  if (res < 0) return res;
+  reply_status(req, 0);
+  return 0;
+}
+
+}  // namespace
+
 void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                  int flags) {
   attempt_or_park(
       req, "setxattr",
       [ino, name = std::string(name), value = value ? std::string(value, size) : std::string(),
        flags](fuse_req_t req) {
-        Filesystem& fs = Filesystem::of(req);
-        Inode& inode = fs.inode(ino);
-        int res = fs.gate_inode(gate::Op::kSetxattr, inode, Filesystem::caller(req));
-        if (res < 0) return res;
-        {  // the pin ends before the reply (see op_getxattr)
-          const PinnedFd pinned = inode.fd.get();  // `proc` names it
-          const std::string proc = Filesystem::fd_path(pinned);
-          if (::setxattr(proc.c_str(), name.c_str(), value.data(), value.size(), flags) != 0) {
-            res = -errno;
-          }
-          if (name == kCapability) inode.capability.store(-1);
-        }
-        if (res < 0) return res;
-        reply_status(req, 0);
-        return 0;
+        return change_xattr(req, gate::Op::kSetxattr, ino, name, [&](const char* path) {
+          return ::setxattr(path, name.c_str(), value.data(), value.size(), flags);
+        });
       });
 }
 
 void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   attempt_or_park(req, "removexattr", [ino, name = std::string(name)](fuse_req_t req) {
-    Filesystem& fs = Filesystem::of(req);
-    Inode& inode = fs.inode(ino);
-    int res = fs.gate_inode(gate::Op::kRemovexattr, inode, Filesystem::caller(req));
-    if (res < 0) return res;
-    {                                          // the pin ends before the reply (see op_getxattr)
-      const PinnedFd pinned = inode.fd.get();  // `proc` names it
-      const std::string proc = Filesystem::fd_path(pinned);
-      if (::removexattr(proc.c_str(), name.c_str()) != 0) res = -errno;
-      if (name == kCapability) inode.capability.store(-1);
-    }
-    if (res < 0) return res;
-    reply_status(req, 0);
-    return 0;
+    return change_xattr(req, gate::Op::kRemovexattr, ino, name,
+                        [&](const char* path) { return ::removexattr(path, name.c_str()); });
   });
 }
 

@@ -1,19 +1,20 @@
 #include "gate/ask.hpp"
 
+#include "base/enum_names.hpp"
+
 namespace leasefs::gate {
 
+namespace {
+constexpr base::EnumNames<AskEnd, 4> kEndNames{{
+    {AskEnd::kTimedOut, "timed_out"},
+    {AskEnd::kInterrupted, "interrupted"},
+    {AskEnd::kEndOfTurn, "end_of_turn"},
+    {AskEnd::kStopped, "stopped"},
+}};
+}  // namespace
+
 std::string_view to_string(AskEnd end) noexcept {
-  switch (end) {
-    case AskEnd::kTimedOut:
-      return "timed_out";
-    case AskEnd::kInterrupted:
-      return "interrupted";
-    case AskEnd::kEndOfTurn:
-      return "end_of_turn";
-    case AskEnd::kStopped:
-      return "stopped";
-  }
-  return "unknown";
+  return base::enum_name(kEndNames, end);
 }
 
 bool may_ask(DenyReason reason, const std::vector<std::string>& paths) noexcept {

@@ -1,32 +1,27 @@
 #include "gate/decision.hpp"
 
+#include "base/enum_names.hpp"
 #include "gate/glob.hpp"
 #include "gate/protected_paths.hpp"
 
 namespace leasefs::gate {
 
+namespace {
+constexpr base::EnumNames<DenyReason, 9> kReasonNames{{
+    {DenyReason::kNone, "allowed"},
+    {DenyReason::kNoTask, "no_task"},
+    {DenyReason::kNotInProgress, "not_in_progress"},
+    {DenyReason::kNoLease, "no_lease"},
+    {DenyReason::kStaleLease, "stale_lease"},
+    {DenyReason::kExpired, "expired"},
+    {DenyReason::kOutOfScope, "out_of_scope"},
+    {DenyReason::kProtectedPath, "protected_path"},
+    {DenyReason::kTemporaryLeftover, "temporary_leftover"},
+}};
+}  // namespace
+
 std::string_view to_string(DenyReason reason) noexcept {
-  switch (reason) {
-    case DenyReason::kNone:
-      return "allowed";
-    case DenyReason::kNoTask:
-      return "no_task";
-    case DenyReason::kNotInProgress:
-      return "not_in_progress";
-    case DenyReason::kNoLease:
-      return "no_lease";
-    case DenyReason::kStaleLease:
-      return "stale_lease";
-    case DenyReason::kExpired:
-      return "expired";
-    case DenyReason::kOutOfScope:
-      return "out_of_scope";
-    case DenyReason::kProtectedPath:
-      return "protected_path";
-    case DenyReason::kTemporaryLeftover:
-      return "temporary_leftover";
-  }
-  return "unknown";
+  return base::enum_name(kReasonNames, reason);
 }
 
 bool is_protected_path(std::string_view path) noexcept {

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "base/enum_names.hpp"
+
 namespace leasefs::gate {
 
 namespace {
@@ -12,6 +14,24 @@ constexpr std::array<std::pair<std::string_view, OpClass>, 5> kClassNames{{
     {"rename", kClassRename},
     {"unlink", kClassUnlink},
     {"attr", kClassAttr},
+}};
+constexpr base::EnumNames<Op, 16> kOpNames{{
+    {Op::kWrite, "write"},
+    {Op::kOpenWrite, "open"},
+    {Op::kCreate, "create"},
+    {Op::kMknod, "mknod"},
+    {Op::kMkdir, "mkdir"},
+    {Op::kUnlink, "unlink"},
+    {Op::kRmdir, "rmdir"},
+    {Op::kSymlink, "symlink"},
+    {Op::kLink, "link"},
+    {Op::kRename, "rename"},
+    {Op::kTruncate, "truncate"},
+    {Op::kSetattr, "setattr"},
+    {Op::kSetxattr, "setxattr"},
+    {Op::kRemovexattr, "removexattr"},
+    {Op::kFallocate, "fallocate"},
+    {Op::kCopyFileRange, "copy_file_range"},
 }};
 }  // namespace
 
@@ -43,41 +63,7 @@ OpClass op_class(Op op) noexcept {
 }
 
 std::string_view op_name(Op op) noexcept {
-  switch (op) {
-    case Op::kWrite:
-      return "write";
-    case Op::kOpenWrite:
-      return "open";
-    case Op::kCreate:
-      return "create";
-    case Op::kMknod:
-      return "mknod";
-    case Op::kMkdir:
-      return "mkdir";
-    case Op::kUnlink:
-      return "unlink";
-    case Op::kRmdir:
-      return "rmdir";
-    case Op::kSymlink:
-      return "symlink";
-    case Op::kLink:
-      return "link";
-    case Op::kRename:
-      return "rename";
-    case Op::kTruncate:
-      return "truncate";
-    case Op::kSetattr:
-      return "setattr";
-    case Op::kSetxattr:
-      return "setxattr";
-    case Op::kRemovexattr:
-      return "removexattr";
-    case Op::kFallocate:
-      return "fallocate";
-    case Op::kCopyFileRange:
-      return "copy_file_range";
-  }
-  return "unknown";
+  return base::enum_name(kOpNames, op);
 }
 
 std::optional<OpMask> parse_op_classes(const std::vector<std::string>& names,

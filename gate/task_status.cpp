@@ -2,35 +2,29 @@
 
 #include <string>
 
+#include "base/enum_names.hpp"
 #include "base/error.hpp"
 
 namespace leasefs::gate {
 
+namespace {
+constexpr base::EnumNames<TaskStatus, 7> kStatusNames{{
+    {TaskStatus::kPending, "pending"},
+    {TaskStatus::kInProgress, "in_progress"},
+    {TaskStatus::kPaused, "paused"},
+    {TaskStatus::kBlocked, "blocked"},
+    {TaskStatus::kWaitingVerification, "waiting_verification"},
+    {TaskStatus::kCompleted, "completed"},
+    {TaskStatus::kFailed, "failed"},
+}};
+}  // namespace
+
 std::string_view to_string(TaskStatus status) noexcept {
-  switch (status) {
-    case TaskStatus::kPending:
-      return "pending";
-    case TaskStatus::kInProgress:
-      return "in_progress";
-    case TaskStatus::kPaused:
-      return "paused";
-    case TaskStatus::kBlocked:
-      return "blocked";
-    case TaskStatus::kWaitingVerification:
-      return "waiting_verification";
-    case TaskStatus::kCompleted:
-      return "completed";
-    case TaskStatus::kFailed:
-      return "failed";
-  }
-  return "unknown";
+  return base::enum_name(kStatusNames, status);
 }
 
 std::optional<TaskStatus> parse_status(std::string_view text) noexcept {
-  for (TaskStatus s : kAllStatuses) {
-    if (to_string(s) == text) return s;
-  }
-  return std::nullopt;
+  return base::enum_from_name(kStatusNames, text);
 }
 
 bool is_terminal(TaskStatus status) noexcept {

@@ -1,6 +1,7 @@
 #include "memory/ledger.hpp"
 
 #include "base/clock.hpp"
+#include "base/enum_names.hpp"
 #include "base/json_text.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/record_id.hpp"
@@ -18,10 +19,14 @@ constexpr std::string_view kRequestColumns =
 constexpr std::string_view kEntryColumns =
     "seq, kind, task_id, turn, actor_uid, subject_id, text, detail_json, created_ms";
 
+constexpr base::EnumNames<RequestState, 3> kStateNames{{
+    {RequestState::pending, "pending"},
+    {RequestState::approved, "approved"},
+    {RequestState::rejected, "rejected"},
+}};
+
 RequestState parse_state(const std::string& text) {
-  if (text == "pending") return RequestState::pending;
-  if (text == "approved") return RequestState::approved;
-  if (text == "rejected") return RequestState::rejected;
+  if (auto state = base::enum_from_name(kStateNames, text)) return *state;
   throw MemoryError("ledger: unknown request state '" + text + "'");
 }
 
@@ -31,12 +36,7 @@ Request read_request(const Statement& stmt) {
   request.task_id = stmt.column_text(1);
   request.turn = stmt.column_int64(2);
   request.reason = stmt.column_text(3);
-  const json paths = json::parse(stmt.column_text(4), nullptr, false);
-  if (paths.is_array()) {
-    for (const auto& path : paths) {
-      if (path.is_string()) request.paths.push_back(path.get<std::string>());
-    }
-  }
+  request.paths = stmt.column_string_list(4);
   request.requester_uid = static_cast<std::uint32_t>(stmt.column_int64(5));
   request.state = parse_state(stmt.column_text(6));
   if (!stmt.column_is_null(7))
@@ -74,15 +74,7 @@ std::string describe_decision(const Request& request) {
 }  // namespace
 
 std::string_view to_string(RequestState state) {
-  switch (state) {
-    case RequestState::pending:
-      return "pending";
-    case RequestState::approved:
-      return "approved";
-    case RequestState::rejected:
-      return "rejected";
-  }
-  return "unknown";
+  return base::enum_name(kStateNames, state);
 }
 
 Errc errc_of(DecisionError error) noexcept {
@@ -113,44 +105,43 @@ LedgerEntry Ledger::append(LedgerEntry entry) {
   return entry;
 }
 
-LedgerEntry Ledger::record_grant(const GrantRecord& grant) {
-  LedgerEntry entry;
-  entry.kind = "grant";
-  entry.task_id = grant.task_id;
-  entry.turn = grant.turn;
-  entry.actor_uid = grant.approver_uid;
-  entry.subject_id = grant.grant_id;
-  entry.text = grant.reason;
-  entry.detail = {{"paths", grant.paths}, {"ops", grant.ops}, {"ttl_ms", grant.ttl_ms}};
-  entry.created_ms = grant.issued_ms;
+LedgerEntry Ledger::append_alone(LedgerEntry entry) {
   std::lock_guard lock(mutex_);
-  return db_.transaction([&] { return append(entry); });
+  return db_.transaction([&] { return append(std::move(entry)); });
+}
+
+LedgerEntry Ledger::record_grant(const GrantRecord& grant) {
+  return append_alone(
+      {.kind = "grant",
+       .task_id = grant.task_id,
+       .turn = grant.turn,
+       .actor_uid = grant.approver_uid,
+       .subject_id = grant.grant_id,
+       .text = grant.reason,
+       .detail = {{"paths", grant.paths}, {"ops", grant.ops}, {"ttl_ms", grant.ttl_ms}},
+       .created_ms = grant.issued_ms});
 }
 
 LedgerEntry Ledger::record_revoke(const RevokeRecord& revoke) {
-  LedgerEntry entry;
-  entry.kind = "revoke";
-  entry.task_id = revoke.task_id;
-  entry.turn = revoke.turn;
-  entry.actor_uid = revoke.actor_uid;
-  entry.subject_id = revoke.grant_id;
-  entry.text = revoke.reason;
-  entry.detail = {{"all_of_turn", revoke.grant_id.empty()}};
-  std::lock_guard lock(mutex_);
-  return db_.transaction([&] { return append(entry); });
+  return append_alone({.kind = "revoke",
+                       .task_id = revoke.task_id,
+                       .turn = revoke.turn,
+                       .actor_uid = revoke.actor_uid,
+                       .subject_id = revoke.grant_id,
+                       .text = revoke.reason,
+                       .detail = {{"all_of_turn", revoke.grant_id.empty()}}});
 }
 
 LedgerEntry Ledger::record_undo(const UndoRecord& undo) {
-  LedgerEntry entry;
-  entry.kind = "undo";
-  entry.task_id = undo.task_id;
-  entry.turn = undo.turn;
-  entry.actor_uid = undo.actor_uid;
-  entry.subject_id = "turn " + std::to_string(undo.undone_turn);
-  entry.text = undo.reason;
-  entry.detail = {{"undone_turn", undo.undone_turn}, {"paths", undo.paths}, {"force", undo.force}};
-  std::lock_guard lock(mutex_);
-  return db_.transaction([&] { return append(entry); });
+  return append_alone(
+      {.kind = "undo",
+       .task_id = undo.task_id,
+       .turn = undo.turn,
+       .actor_uid = undo.actor_uid,
+       .subject_id = "turn " + std::to_string(undo.undone_turn),
+       .text = undo.reason,
+       .detail = {
+           {"undone_turn", undo.undone_turn}, {"paths", undo.paths}, {"force", undo.force}}});
 }
 
 Request Ledger::create_request(std::string_view task_id, std::int64_t turn, std::string_view reason,
@@ -187,20 +178,19 @@ Request Ledger::create_request(std::string_view task_id, std::int64_t turn, std:
                     request.created_ms, request.requester_pid, request.requester_command);
     insert.run();
 
-    LedgerEntry entry;
-    entry.kind = "request";
-    entry.task_id = request.task_id;
-    entry.turn = turn;
-    entry.actor_uid = requester_uid;
-    entry.subject_id = request.id;
-    entry.text = request.reason;
-    entry.detail = {{"paths", request.paths}};
+    json detail = {{"paths", request.paths}};
     if (requester_pid != 0) {
-      entry.detail["pid"] = requester_pid;
-      entry.detail["command"] = request.requester_command;
+      detail["pid"] = requester_pid;
+      detail["command"] = request.requester_command;
     }
-    entry.created_ms = request.created_ms;
-    append(entry);
+    append({.kind = "request",
+            .task_id = request.task_id,
+            .turn = turn,
+            .actor_uid = requester_uid,
+            .subject_id = request.id,
+            .text = request.reason,
+            .detail = std::move(detail),
+            .created_ms = request.created_ms});
     return request;
   });
 }
@@ -249,16 +239,15 @@ DecisionOutcome Ledger::decide(std::string_view request_id, Decision decision,
                         request);
     }
 
-    LedgerEntry entry;
-    entry.kind = decision == Decision::approve ? "approve" : "reject";
-    entry.task_id = request->task_id;
-    entry.turn = current_turn;
-    entry.actor_uid = approver_uid;
-    entry.subject_id = request->id;
-    entry.text = reason_text;
-    entry.detail = {{"request_reason", request->reason}, {"paths", request->paths}};
-    entry.created_ms = decided_ms;
-    return DecisionOutcome{std::move(*request), append(entry)};
+    LedgerEntry entry{.kind = decision == Decision::approve ? "approve" : "reject",
+                      .task_id = request->task_id,
+                      .turn = current_turn,
+                      .actor_uid = approver_uid,
+                      .subject_id = request->id,
+                      .text = std::string(reason_text),
+                      .detail = {{"request_reason", request->reason}, {"paths", request->paths}},
+                      .created_ms = decided_ms};
+    return DecisionOutcome{std::move(*request), append(std::move(entry))};
   });
 }
 

@@ -60,7 +60,8 @@ class Ledger {
   std::vector<LedgerEntry> entries(std::size_t limit);
 
  private:
-  LedgerEntry append(LedgerEntry entry);  // caller holds mutex_ and a transaction
+  LedgerEntry append(LedgerEntry entry);        // caller holds mutex_ and a transaction
+  LedgerEntry append_alone(LedgerEntry entry);  // takes mutex_ and its own transaction
   std::optional<Request> find_request_locked(std::string_view request_id);
 
   std::mutex mutex_;  // guards db_

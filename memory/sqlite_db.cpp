@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "memory/memory_error.hpp"
@@ -165,6 +166,16 @@ std::string Statement::column_text(int column) const {
   }
   const int size = sqlite3_column_bytes(stmt_, column);
   return std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size));
+}
+
+std::vector<std::string> Statement::column_string_list(int column) const {
+  std::vector<std::string> out;
+  const nlohmann::json list = nlohmann::json::parse(column_text(column), nullptr, false);
+  if (!list.is_array()) return out;
+  for (const auto& item : list) {
+    if (item.is_string()) out.push_back(item.get<std::string>());
+  }
+  return out;
 }
 
 bool Statement::column_is_null(int column) const {

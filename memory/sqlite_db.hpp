@@ -17,6 +17,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -65,6 +66,9 @@ class Statement {
   double column_double(int column) const;
   std::string column_text(int column) const;
   bool column_is_null(int column) const;
+  // A TEXT column holding a JSON array of strings (paths, keywords); anything
+  // else in it, or in the array, is skipped rather than trusted.
+  std::vector<std::string> column_string_list(int column) const;
 
  private:
   [[noreturn]] void fail(int rc, std::string_view what) const;

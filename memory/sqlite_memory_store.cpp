@@ -55,12 +55,7 @@ Record read_record(const Statement& stmt) {
   record.type = stmt.column_text(1);
   record.title = stmt.column_text(2);
   record.content = stmt.column_text(3);
-  const auto keywords = nlohmann::json::parse(stmt.column_text(4), nullptr, false);
-  if (keywords.is_array()) {
-    for (const auto& keyword : keywords) {
-      if (keyword.is_string()) record.keywords.push_back(keyword.get<std::string>());
-    }
-  }
+  record.keywords = stmt.column_string_list(4);
   record.task_id = stmt.column_text(5);
   record.ref = stmt.column_is_null(6) ? std::string{} : stmt.column_text(6);
   record.created_ms = stmt.column_int64(7);
