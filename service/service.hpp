@@ -24,8 +24,8 @@
 #include "service/event_bus.hpp"
 #include "service/foreign_mount.hpp"
 #include "service/results.hpp"
-#include "service/state_store.hpp"
-#include "service/status_file.hpp"
+#include "state/state_store.hpp"
+#include "state/status_file.hpp"
 
 namespace leasefs::service {
 
