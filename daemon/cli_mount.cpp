@@ -45,7 +45,7 @@
 #include "fuse/session.hpp"
 #include "fuse/takeover.hpp"
 #include "protocol/daemon_registry.hpp"
-#include "service/longrun_dir.hpp"
+#include "state/longrun_dir.hpp"
 
 namespace leasefs::daemon {
 

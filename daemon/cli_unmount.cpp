@@ -19,7 +19,7 @@
 #include "daemon/cli.hpp"
 #include "daemon/mount_table.hpp"
 #include "fuse/takeover.hpp"
-#include "service/longrun_dir.hpp"
+#include "state/longrun_dir.hpp"
 
 namespace leasefs::daemon {
 

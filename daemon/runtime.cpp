@@ -35,9 +35,9 @@
 #include "protocol/socket_path.hpp"
 #include "service/event_bus.hpp"
 #include "service/journal_use_cases.hpp"
-#include "service/longrun_dir.hpp"
 #include "service/service.hpp"
-#include "service/state_store.hpp"
+#include "state/longrun_dir.hpp"
+#include "state/state_store.hpp"
 
 namespace leasefs::daemon {
 

@@ -21,9 +21,9 @@
 #include "memory/ledger.hpp"
 #include "memory/sqlite_memory_store.hpp"
 #include "service/event_bus.hpp"
-#include "service/longrun_dir.hpp"
 #include "service/service.hpp"
-#include "service/state_store.hpp"
+#include "state/longrun_dir.hpp"
+#include "state/state_store.hpp"
 
 using namespace leasefs;
 using nlohmann::json;

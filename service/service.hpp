@@ -2,6 +2,13 @@
 // the caller's role, enforces it, changes state in the documented order, publishes
 // the new gate snapshot before returning, and emits an event. Methods are
 // serialized by one mutex; errors are Error with a stable code.
+//
+// One file per family of use cases: the task (service/service_task.cpp), the
+// lease (service/service_lease.cpp), memory (service/service_memory.cpp), ask
+// mode (service/service_ask.cpp) and foreign mounts
+// (service/service_foreign_mounts.cpp); the journal's are a class of their own
+// (service/journal_use_cases.hpp). What they all go through, the commit of a new
+// state and its publication, is in service/service.cpp.
 #pragma once
 
 #include <cstdint>
@@ -21,43 +28,14 @@
 #include "gate/task_state.hpp"
 #include "memory/ledger.hpp"
 #include "memory/memory_store.hpp"
+#include "service/args.hpp"
 #include "service/event_bus.hpp"
 #include "service/foreign_mount.hpp"
 #include "service/results.hpp"
-#include "service/state_store.hpp"
-#include "service/status_file.hpp"
+#include "state/state_store.hpp"
+#include "state/status_file.hpp"
 
 namespace leasefs::service {
-
-struct StartArgs {
-  std::string description;
-  std::vector<std::string> keywords;  // added to those extracted from the description
-  std::string done_when;
-};
-
-struct GrantArgs {
-  std::string reason;
-  std::vector<std::string> paths;
-  gate::OpMask ops = gate::kAllOps;
-  std::optional<int64_t> ttl_ms;
-};
-
-struct RequestArgs {
-  std::string reason;
-  std::vector<std::string> paths;
-};
-
-struct CheckpointArgs {
-  std::string summary;
-  std::string next;
-  std::optional<gate::TaskStatus>
-      status;  // paused | blocked | waiting_verification; default paused
-  bool retry_pending = false;
-  std::string current_step;    // defaults to the state's
-  std::string verified;        // what was checked and how
-  std::string discarded;       // approaches tried and dropped
-  std::string needs_approval;  // what must be approved before the next action
-};
 
 class Service {
  public:
@@ -68,9 +46,17 @@ class Service {
 
   // Each answers a plain result (service/results.hpp); control/ renders it.
   StatusReport status();
+
+  // The task (service/service_task.cpp).
   StartResult start(const StartArgs& args, const gate::Actor& actor);
   TurnResult turn(const gate::Actor& actor);
   TurnResult end_turn(const gate::Actor& actor);
+  CheckpointResult checkpoint(const CheckpointArgs& args, const gate::Actor& actor);
+  ResumeResult resume(const std::optional<std::string>& task_id, const gate::Actor& actor);
+  TransitionResult transition(gate::TaskStatus to, const std::string& reason,
+                              const gate::Actor& actor);
+
+  // The lease (service/service_lease.cpp).
   GrantResult grant(const GrantArgs& args, const gate::Actor& actor);
   RevokeResult revoke(const std::optional<std::string>& grant_id, const gate::Actor& actor);
   RequestResult request(const RequestArgs& args, const gate::Actor& actor);
@@ -78,10 +64,8 @@ class Service {
                         const gate::Actor& actor);
   RejectResult reject(const std::string& request_id, const std::string& reason,
                       const gate::Actor& actor);
-  CheckpointResult checkpoint(const CheckpointArgs& args, const gate::Actor& actor);
-  ResumeResult resume(const std::optional<std::string>& task_id, const gate::Actor& actor);
-  TransitionResult transition(gate::TaskStatus to, const std::string& reason,
-                              const gate::Actor& actor);
+
+  // Memory (service/service_memory.cpp).
   MemorySearchResult memory_search(const std::string& query, size_t limit);
   MemorySaveResult memory_save(const std::string& title, const std::string& content,
                                const std::vector<std::string>& keywords, const gate::Actor& actor);
@@ -150,21 +134,30 @@ class Service {
   // (the control socket's loop answering a command itself) a held lock throws
   // base::WouldBlock instead, before anything has changed.
   std::unique_lock<std::mutex> lock_service() const { return base::lock_or_would_block(mu_); }
-  // The pending requests of the current task, as the ledger holds them. Read
-  // again after every change the service makes to them, so that status asks no SQL.
-  const std::vector<memory::Request>& pending_requests();
   // Appends `next` to the state log, runs `before_effect`, publishes the snapshot,
   // then makes `next` current. On a failed write the current state keeps no lease
   // (fail closed); if `before_effect` throws, the current state stays as it was.
   // Either way the error propagates.
   void commit(gate::TaskState next, Durability durability = Durability::kBeforeReply,
               const std::function<void()>& before_effect = {});
-  // Records `g` in the ledger and makes it a lease of `next` (see service.cpp).
-  void issue_grant(gate::TaskState next, const gate::Grant& g, int64_t ttl_ms);
   void publish_snapshot(const gate::TaskState& s);
   void write_status();
   void emit(nlohmann::json event);
+  void require_readable_state() const;
+
+  // The task (service/service_task.cpp).
+  CheckpointResult replay_pending(const PendingCheckpoint& pending, const gate::Actor& actor);
+  // When state.json is missing: the task of the newest checkpoint marker, if any.
+  void recover_from_memory();
+  gate::TaskState task_from_checkpoint(const memory::Record& record);
+
+  // The lease (service/service_lease.cpp).
+  // Records `g` in the ledger and makes it a lease of `next`.
+  void issue_grant(gate::TaskState next, const gate::Grant& g, int64_t ttl_ms);
   memory::Ledger& ledger();
+  // The pending requests of the current task, as the ledger holds them. Read
+  // again after every change the service makes to them, so that status asks no SQL.
+  const std::vector<memory::Request>& pending_requests();
   // Runs `change` on the ledger's requests, then reads the pending ones again
   // (pending_requests()), whether `change` succeeded or threw.
   template <class Fn>
@@ -177,19 +170,19 @@ class Service {
     return change(ledger());
   }
   void reload_pending() noexcept;
-  CheckpointResult replay_pending(const PendingCheckpoint& pending, const gate::Actor& actor);
-  // When state.json is missing: the task of the newest checkpoint marker, if any.
-  void recover_from_memory();
-  // Ask mode: answers the ask waiting on `request_id`, if any (caller holds mu_).
+
+  // Ask mode (service/service_ask.cpp): answers the ask waiting on `request_id`,
+  // if any (caller holds mu_).
   void answer_ask(const std::string& request_id, bool approved);
   // Every ask of this turn ends: answered "no", its request closed with `why`.
   void end_asks(const std::string& why);
   // Closes the ledger request of an ask that ended (rejected by the daemon).
   void close_ask_request(const std::string& request_id, const std::string& why);
   AskStatus ask_status() const;
-  // Error{foreign_mount} while a foreign mount is listed (caller holds mu_).
+
+  // Error{foreign_mount} while a foreign mount is listed (caller holds mu_;
+  // service/service_foreign_mounts.cpp).
   void require_no_foreign_mount() const;
-  gate::TaskState task_from_checkpoint(const memory::Record& record);
 
   std::function<nlohmann::json()> file_plane_status_;
   const base::DiskReserve* reserve_ = nullptr;
@@ -216,7 +209,6 @@ class Service {
   // change to the ledger's requests (all of them go through this class).
   std::optional<std::vector<memory::Request>> pending_;
   std::string pending_task_;
-  void require_readable_state() const;
 };
 
 }  // namespace leasefs::service

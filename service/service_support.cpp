@@ -1,5 +1,6 @@
 #include "service/service_support.hpp"
 
+#include <cstdio>
 #include <string>
 
 #include "base/error.hpp"
@@ -32,6 +33,29 @@ void require_approver(const gate::Actor& actor, const char* what) {
                                     what +
                                     ": only an approver (root, the daemon's owner or a "
                                     "configured --approver-uid/--approver-gid) may");
+}
+
+void require_task(const gate::TaskState& s) {
+  if (!s.has_task()) {
+    throw Error(Errc::kNoTask, "no task: start one with `leasectl start \"DESCRIPTION\"`");
+  }
+}
+
+void require_in_progress(const gate::TaskState& s, const char* what) {
+  require_task(s);
+  if (s.status != gate::TaskStatus::kInProgress) {
+    throw Error(
+        Errc::kNotInProgress,
+        std::string("cannot ") + what + ": task " + s.task_id + " is " +
+            std::string(to_string(s.status)) +
+            (gate::is_terminal(s.status) ? "; start a new task" : "; run `leasectl resume` first"));
+  }
+}
+
+std::string padded(const char* prefix, uint64_t n) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%s%04llu", prefix, static_cast<unsigned long long>(n));
+  return buf;
 }
 
 }  // namespace leasefs::service

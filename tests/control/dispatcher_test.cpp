@@ -12,9 +12,9 @@
 #include "memory/memory_error.hpp"
 #include "memory/sqlite_memory_store.hpp"
 #include "service/event_bus.hpp"
-#include "service/longrun_dir.hpp"
 #include "service/service.hpp"
-#include "service/state_store.hpp"
+#include "state/longrun_dir.hpp"
+#include "state/state_store.hpp"
 
 namespace leasefs::control {
 namespace {

@@ -14,9 +14,9 @@
 #include "gate/gate.hpp"
 #include "memory/ledger.hpp"
 #include "service/event_bus.hpp"
-#include "service/longrun_dir.hpp"
 #include "service/service.hpp"
-#include "service/state_store.hpp"
+#include "state/longrun_dir.hpp"
+#include "state/state_store.hpp"
 #include "tests/gate/fake_memory.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -8,7 +8,7 @@
 #include "fake_memory.hpp"
 #include "memory/sqlite_db.hpp"
 #include "service/checkpoint_text.hpp"
-#include "service/state_log.hpp"
+#include "state/state_log.hpp"
 #include "tests/gate/actors.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -1,6 +1,6 @@
 // state.log, the write-ahead record of the task state (I7): what a crash leaves
 // in it, what a corrupt record does, and what a failed sync does to the leases.
-#include "service/state_log.hpp"
+#include "state/state_log.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
 #include "memory/ledger.hpp"
 #include "memory/sqlite_memory_store.hpp"
 #include "service/service.hpp"
-#include "service/state_store.hpp"
+#include "state/state_store.hpp"
 #include "tests/gate/actors.hpp"
 #include "tests/support/temp_dir.hpp"
 

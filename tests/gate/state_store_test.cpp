@@ -1,4 +1,4 @@
-#include "service/state_store.hpp"
+#include "state/state_store.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -1,13 +1,13 @@
 // status.md's writer: whatever it gathers, a flush finds the newest text in the
 // file, and a stop writes it.
-#include "service/status_file.hpp"
+#include "state/status_file.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "service/longrun_dir.hpp"
-#include "service/state_store.hpp"
+#include "state/longrun_dir.hpp"
+#include "state/state_store.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace leasefs::service {

@@ -14,11 +14,13 @@ ALLOWED = {
     "journal": {"base"},
     "memory": {"base"},
     "gate": {"base"},
-    "service": {"base", "memory", "gate", "journal"},
+    "state": {"base", "gate"},
+    "service": {"base", "memory", "gate", "journal", "state"},
     "protocol": {"base"},
     "control": {"base", "memory", "gate", "service", "protocol"},
     "fuse": {"base", "gate", "journal"},
-    "daemon": {"base", "memory", "gate", "journal", "service", "protocol", "control", "fuse"},
+    "daemon": {"base", "memory", "gate", "journal", "state", "service", "protocol", "control",
+               "fuse"},
     "leasectl": {"base", "gate", "protocol"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/')
@@ -47,9 +49,10 @@ def check(root: pathlib.Path) -> list:
                     problems.append(f"{rel}:{n}: {room}/ may not use {target}/ "
                                     f"(it may use: {', '.join(sorted(allowed)) or 'nothing'})")
             text = path.read_text()
-            if room in ("fuse", "journal") and re.search(r"sqlite3?\.h|sqlite3_", text):
+            if room in ("fuse", "journal", "state") and re.search(r"sqlite3?\.h|sqlite3_", text):
                 problems.append(f"{rel}: {room}/ may not touch SQLite")
-            if room in ("gate", "memory", "service", "journal") and re.search(r"#\s*include\s*<fuse", text):
+            if room in ("gate", "memory", "state", "service", "journal") and \
+                    re.search(r"#\s*include\s*<fuse", text):
                 problems.append(f"{rel}: {room}/ may not include FUSE headers")
     return problems
 
@@ -65,8 +68,10 @@ def self_test() -> None:
             (tree / room / "a.cpp").write_text('#include "base/x.hpp"\n')
         (tree / "leasectl" / "a.cpp").write_text('#include "memory/sqlite_db.hpp"\n')
         (tree / "gate" / "b.cpp").write_text("#include <fuse_lowlevel.h>\n")
+        (tree / "state" / "a.cpp").write_text('#include "service/service.hpp"\n')
         found = check(tree)
         expect = ["leasectl/a.cpp:1: leasectl/ may not use memory/",
+                  "state/a.cpp:1: state/ may not use service/",
                   "gate/b.cpp: not listed", "gate/b.cpp: gate/ may not include FUSE"]
         for e in expect:
             assert any(p.startswith(e) for p in found), (e, found)

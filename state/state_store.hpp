@@ -1,5 +1,5 @@
 // The task state on disk, inside .longrun/ (I7). Each change is a record appended
-// to state.log (service/state_log.hpp), made durable by group commit; state.json
+// to state.log (state/state_log.hpp), made durable by group commit; state.json
 // holds the state as of a record and is replaced atomically (temp file, fsync,
 // rename, fsync of the directory) when the log is compacted: at start, at a clean
 // stop, and when the log passes kCompactBytes. pending_checkpoint.json is written
@@ -13,8 +13,8 @@
 #include <optional>
 
 #include "gate/task_state.hpp"
-#include "service/longrun_dir.hpp"
-#include "service/state_log.hpp"
+#include "state/longrun_dir.hpp"
+#include "state/state_log.hpp"
 
 namespace leasefs::service {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "service/state_store.hpp"
+#include "state/state_store.hpp"
 
 namespace leasefs::service {
 

@@ -1,4 +1,4 @@
-#include "service/longrun_dir.hpp"
+#include "state/longrun_dir.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

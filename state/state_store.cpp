@@ -3,7 +3,7 @@
 // file; after it, the new one. The temp file of a crashed write is ignored on load.
 // state.json carries "log_seq", the last record of state.log it holds: a crash
 // between its rename and the log's truncation leaves records that loading skips.
-#include "service/state_store.hpp"
+#include "state/state_store.hpp"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>

@@ -1,4 +1,4 @@
-#include "service/state_log.hpp"
+#include "state/state_log.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

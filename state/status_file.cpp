@@ -1,4 +1,4 @@
-#include "service/status_file.hpp"
+#include "state/status_file.hpp"
 
 #include <spdlog/spdlog.h>
 

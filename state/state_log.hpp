@@ -1,7 +1,7 @@
 // .longrun/state.log: the write-ahead record of the task state (I7). Each change is
 // one line, `<sha256 of the payload> <payload>\n`, whose payload holds a sequence
 // number and the whole new state; state.json holds the state as of a sequence
-// number and is rewritten only when the log is compacted (service/state_store.cpp).
+// number and is rewritten only when the log is compacted (state/state_store.cpp).
 //
 // Durability is a group commit: append() is one write(2), so a change survives the
 // daemon's own crash as soon as it returns; a syncer thread then makes everything
@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "service/longrun_dir.hpp"
+#include "state/longrun_dir.hpp"
 
 namespace leasefs::service {
 
