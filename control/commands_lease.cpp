@@ -13,14 +13,8 @@ json handle_grant(CommandContext& ctx, const json& args, const gate::Actor& acto
   g.paths = a.str_list("paths");
   std::vector<std::string> ops = a.csv_list("ops");
   if (!ops.empty()) {
-    std::string unknown;
-    auto mask = gate::parse_op_classes(ops, &unknown);
-    if (!mask) {
-      std::string known;
-      for (const auto& n : gate::op_class_names(gate::kAllOps))
-        known += (known.empty() ? "" : ",") + n;
-      a.invalid("ops", "names an unknown op class '" + unknown + "' (known: " + known + ")");
-    }
+    auto mask = gate::parse_op_classes(ops);
+    if (!mask) a.invalid("ops", "names an " + *gate::op_classes_problem(ops));
     g.ops = *mask;
   }
   if (const json* ttl = a.raw("ttl")) {

@@ -1,6 +1,7 @@
 #include "control/render.hpp"
 
 #include "gate/op.hpp"
+#include "service/checkpoint_text.hpp"
 #include "service/service_support.hpp"
 
 namespace leasefs::control {
@@ -153,9 +154,10 @@ json render(const service::CheckpointResult& r) {
 json render(const service::ResumeResult& r) {
   json checkpoint = nullptr;
   if (r.checkpoint) {
-    checkpoint = {{"id", r.checkpoint->id},
-                  {"record_id", r.checkpoint->record_id},
-                  {"text", r.checkpoint->text}};
+    const auto parts = service::checkpoint_parts(r.checkpoint->text);
+    checkpoint = {{"id", r.checkpoint->id},     {"record_id", r.checkpoint->record_id},
+                  {"text", r.checkpoint->text}, {"notes", parts.notes},
+                  {"closing", parts.closing},   {"marker", parts.marker}};
   }
   return {{"task", task_json(r.task)},
           {"turn", r.turn},

@@ -93,4 +93,13 @@ std::vector<std::string> op_class_names(OpMask mask) {
   return out;
 }
 
+std::optional<std::string> op_classes_problem(const std::vector<std::string>& names) {
+  std::string unknown;
+  if (!names.empty() && parse_op_classes(names, &unknown)) return std::nullopt;
+  std::string known;
+  for (const auto& n : op_class_names(kAllOps)) known += (known.empty() ? "" : ",") + n;
+  return (names.empty() ? std::string("no op class given") : "unknown op class '" + unknown + "'") +
+         " (known: " + known + ")";
+}
+
 }  // namespace leasefs::gate

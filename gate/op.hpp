@@ -47,5 +47,8 @@ std::string_view op_name(Op op) noexcept;
 std::optional<OpMask> parse_op_classes(const std::vector<std::string>& names,
                                        std::string* unknown = nullptr);
 std::vector<std::string> op_class_names(OpMask mask);
+// nullopt when `names` parse; otherwise what is wrong, naming the known classes:
+// "unknown op class 'x' (known: write,create,...)". leasectl and the daemon both say it.
+std::optional<std::string> op_classes_problem(const std::vector<std::string>& names);
 
 }  // namespace leasefs::gate

@@ -42,15 +42,6 @@ std::vector<DiscoveredDaemon> find_daemons(const std::string& socket) {
   return protocol::trusted_daemons(::getuid());
 }
 
-// Connects to `d`, refusing a peer that is not the registered daemon.
-Client connect_to(const DiscoveredDaemon& d) {
-  Client c = Client::connect(d.socket);
-  if (d.pid != 0) {
-    if (auto why = protocol::check_daemon_peer(c.fd(), d)) throw protocol::NoDaemon(*why);
-  }
-  return c;
-}
-
 class Console {
  public:
   explicit Console(ConsoleOptions o) : options_(std::move(o)) {}
@@ -109,7 +100,7 @@ class Console {
               {"error", {{"code", "no_daemon"}, {"message", "no such daemon on this page"}}}};
     }
     try {
-      Client c = connect_to(*target);
+      Client c = protocol::connect_daemon(*target);
       json reply = c.call(cmd, args);
       wake();
       return reply;
@@ -123,7 +114,7 @@ class Console {
     json out = {{"id", d.socket}, {"socket", d.socket}, {"mountpoint", d.mountpoint},
                 {"root", d.root}, {"owner", d.owner},   {"pid", d.pid}};
     try {
-      Client c = connect_to(d);
+      Client c = protocol::connect_daemon(d);
       // A daemon that does not answer in 3 s shows as unreachable this round and
       // holds up the others by no more than that.
       for (const char* cmd : {"status", "audit.verify", "diff"}) {
@@ -187,41 +178,48 @@ void on_stop_signal(int) {
   if (g_server) g_server->stop();
 }
 
-}  // namespace
+// Every request: this console's Host, its own Origin if any, and the token.
+httplib::Server::HandlerResponse screen(const ConsoleGuard& guard, const httplib::Request& req,
+                                        httplib::Response& res) {
+  if (!guard.host_ok(req.get_header_value("Host"))) {
+    refuse(res, 403, "wrong Host");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  if (req.has_header("Origin") && !guard.origin_ok(req.get_header_value("Origin"))) {
+    refuse(res, 403, "wrong Origin");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  if (req.method == "POST") {
+    // An action carries the token in a header, which no other site can set,
+    // and comes from this page.
+    if (!guard.origin_ok(req.get_header_value("Origin"))) {
+      refuse(res, 403, "an action needs this console's Origin");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!guard.token_ok(req.get_header_value(kTokenHeader))) {
+      refuse(res, 401, "an action needs the token in the X-Console-Token header");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
+      refuse(res, 415, "an action is a JSON body");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+  if (req.method != "GET") {
+    refuse(res, 405, "GET or POST");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  if (!guard.token_ok(req.get_param_value("token")) && !guard.token_ok(cookie_token(req)) &&
+      !guard.token_ok(req.get_header_value(kTokenHeader))) {
+    refuse(res, 401, "this console needs its token: open the URL leasectl console printed");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  return httplib::Server::HandlerResponse::Unhandled;
+}
 
-int run_console(const ConsoleOptions& options) {
-  const size_t colon = options.listen.rfind(':');
-  if (colon == std::string::npos) {
-    std::fprintf(stderr, "leasectl console: --listen takes ADDR:PORT, not '%s'\n",
-                 options.listen.c_str());
-    return 2;
-  }
-  std::string host = options.listen.substr(0, colon);
-  if (host.size() > 1 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  int port = 0;
-  try {
-    port = std::stoi(options.listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    port = -1;
-  }
-  if (port < 0 || port > 65535) {
-    std::fprintf(stderr, "leasectl console: '%s' is not a port\n",
-                 options.listen.substr(colon + 1).c_str());
-    return 2;
-  }
-
-  httplib::Server server;
-  const int bound =
-      port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
-  if (bound <= 0) {
-    std::fprintf(stderr, "leasectl console: cannot listen on %s\n", options.listen.c_str());
-    return 1;
-  }
-  const ConsoleGuard guard(new_console_token(), host, bound);
-  Console console(options);
-
+// The page, its assets, the event stream and the one action route.
+void add_routes(httplib::Server& server, const ConsoleGuard& guard, Console& console) {
   server.set_default_headers({
       {"Content-Security-Policy",
        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -231,45 +229,9 @@ int run_console(const ConsoleOptions& options) {
       {"Referrer-Policy", "no-referrer"},
       {"Cache-Control", "no-store"},
   });
-  // Every request: this console's Host, its own Origin if any, and the token.
-  server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
-    if (!guard.host_ok(req.get_header_value("Host"))) {
-      refuse(res, 403, "wrong Host");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (req.has_header("Origin") && !guard.origin_ok(req.get_header_value("Origin"))) {
-      refuse(res, 403, "wrong Origin");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (req.method == "POST") {
-      // An action carries the token in a header, which no other site can set,
-      // and comes from this page.
-      if (!guard.origin_ok(req.get_header_value("Origin"))) {
-        refuse(res, 403, "an action needs this console's Origin");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      if (!guard.token_ok(req.get_header_value(kTokenHeader))) {
-        refuse(res, 401, "an action needs the token in the X-Console-Token header");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
-        refuse(res, 415, "an action is a JSON body");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    if (req.method != "GET") {
-      refuse(res, 405, "GET or POST");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (!guard.token_ok(req.get_param_value("token")) && !guard.token_ok(cookie_token(req)) &&
-        !guard.token_ok(req.get_header_value(kTokenHeader))) {
-      refuse(res, 401, "this console needs its token: open the URL leasectl console printed");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
+  server.set_pre_routing_handler([&guard](const httplib::Request& req, httplib::Response& res) {
+    return screen(guard, req, res);
   });
-
   server.Get("/", [&](const httplib::Request& req, httplib::Response& res) {
     if (req.has_param("token")) {
       // Into a cookie, and out of the address bar and the history.
@@ -313,6 +275,43 @@ int run_console(const ConsoleOptions& options) {
     res.set_content(console.act(body).dump(-1, ' ', false, json::error_handler_t::replace),
                     "application/json");
   });
+}
+
+}  // namespace
+
+int run_console(const ConsoleOptions& options) {
+  const size_t colon = options.listen.rfind(':');
+  if (colon == std::string::npos) {
+    std::fprintf(stderr, "leasectl console: --listen takes ADDR:PORT, not '%s'\n",
+                 options.listen.c_str());
+    return 2;
+  }
+  std::string host = options.listen.substr(0, colon);
+  if (host.size() > 1 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  int port = 0;
+  try {
+    port = std::stoi(options.listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) {
+    std::fprintf(stderr, "leasectl console: '%s' is not a port\n",
+                 options.listen.substr(colon + 1).c_str());
+    return 2;
+  }
+
+  httplib::Server server;
+  const int bound =
+      port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
+  if (bound <= 0) {
+    std::fprintf(stderr, "leasectl console: cannot listen on %s\n", options.listen.c_str());
+    return 1;
+  }
+  const ConsoleGuard guard(new_console_token(), host, bound);
+  Console console(options);
+  add_routes(server, guard, console);
 
   std::thread poller([&] { console.poll_loop(g_stop); });
   g_server = &server;

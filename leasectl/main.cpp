@@ -14,11 +14,10 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
-#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -26,8 +25,7 @@
 
 #include "base/inert_text.hpp"
 #include "base/json_text.hpp"
-#include "gate/op.hpp"
-#include "gate/task_status.hpp"
+#include "leasectl/command_line.hpp"
 #include "leasectl/console.hpp"
 #include "leasectl/host_hooks.hpp"
 #include "leasectl/mcp_server.hpp"
@@ -36,12 +34,14 @@
 #include "protocol/client.hpp"
 #include "protocol/command_registry.hpp"
 #include "protocol/daemon_discovery.hpp"
-#include "protocol/socket_path.hpp"
 
 namespace {
 
+using leasefs::leasectl::Call;
+using leasefs::leasectl::Style;
 using leasefs::protocol::Client;
 using leasefs::protocol::NoDaemon;
+using leasefs::protocol::UntrustedDaemon;
 using nlohmann::json;
 
 constexpr int kExitOk = 0;
@@ -62,57 +62,28 @@ struct Options {
   std::string discover_from;
   bool json = false;
   std::string idempotency_key;
-
-  std::string description;
-  std::vector<std::string> keywords;
-  std::string done_when;
-  std::string reason;
-  std::vector<std::string> paths;
-  std::string ops;
-  std::string ttl;
-  std::string id;
-  std::string summary;
-  std::string next;
-  std::string status;
-  bool retry_pending = false;
-  std::string current_step;
-  std::string verified;
-  std::string discarded;
-  std::string needs_approval;
-  std::string state;
-  std::string query;
-  size_t limit = 10;
-  std::string title;
-  std::string content;
-  std::vector<std::string> types;   // watch: only events of these types
-  std::optional<int64_t> since_ms;  // watch: replay the audit log from then
+  bool as_hook = false;
 };
 
-// What to send, once the command line is understood.
-struct Call {
-  std::string cmd;
-  json args = json::object();
-  // `requests` and `grants`: status, narrowed to this member of its result.
-  std::string view;
-  std::string member;
+// Nothing to connect to: no socket named and none found (what() says so).
+class NoTarget : public NoDaemon {
+ public:
+  using NoDaemon::NoDaemon;
 };
 
 // Where to connect. A socket named with --socket or LEASEFS_SOCKET is the
 // caller's choice; one found from the current directory is used only if its
 // mount and, once connected, its peer pass the checks of daemon_discovery.hpp.
-struct Target {
-  std::string socket;
-  std::optional<leasefs::protocol::DiscoveredDaemon> discovered;
-};
-
-std::optional<Target> find_socket(const Options& o, std::string* tried, bool* untrusted) {
+// Throws NoTarget, UntrustedDaemon, or NoDaemon (nothing answers); `tried` says
+// which socket, for the message.
+Client connect_to_daemon(const Options& o, std::string* tried) {
   if (!o.socket.empty()) {
     *tried = o.socket + " (--socket)";
-    return Target{o.socket, std::nullopt};
+    return leasefs::protocol::connect_daemon({o.socket});
   }
   if (const char* env = std::getenv("LEASEFS_SOCKET"); env && *env) {
     *tried = std::string(env) + " (LEASEFS_SOCKET)";
-    return Target{env, std::nullopt};
+    return leasefs::protocol::connect_daemon({env});
   }
   std::string dir = o.discover_from;
   if (dir.empty()) {
@@ -121,19 +92,18 @@ std::optional<Target> find_socket(const Options& o, std::string* tried, bool* un
     dir = std::filesystem::current_path(ec).string();
     if (ec) {
       *tried = "none: no --socket, no LEASEFS_SOCKET, and the current directory is unknown";
-      return std::nullopt;
+      throw NoTarget(*tried);
     }
   }
   auto found = leasefs::protocol::discover_daemon(dir, ::getuid());
   if (!found.daemon) {
-    *untrusted = found.untrusted;
-    *tried = found.untrusted ? found.problem
-                             : "none: no --socket, no LEASEFS_SOCKET, and " + found.problem;
-    return std::nullopt;
+    if (found.untrusted) throw UntrustedDaemon(found.problem);
+    *tried = "none: no --socket, no LEASEFS_SOCKET, and " + found.problem;
+    throw NoTarget(*tried);
   }
   *tried = found.daemon->socket + " (the daemon registered for the leasefs mount at " +
            found.daemon->mountpoint + ")";
-  return Target{found.daemon->socket, std::move(found.daemon)};
+  return leasefs::protocol::connect_daemon(*found.daemon);
 }
 
 // Refuses a discovered daemon whose peer is not who the mount says it should be.
@@ -151,7 +121,7 @@ int no_daemon(const std::string& tried, const std::string& why) {
   return kExitNoDaemon;
 }
 
-int print_error(const json& reply, const leasefs::leasectl::Style& err_style) {
+int print_error(const json& reply, const Style& err_style) {
   json error = reply.value("error", json::object());
   std::string code = error.value("code", "unknown");
   std::string message = error.value("message", "");
@@ -163,31 +133,11 @@ int print_error(const json& reply, const leasefs::leasectl::Style& err_style) {
   return kExitRefused;
 }
 
-// --since: a duration back from now (10m, 2h, 1d) or a local date, with a time
-// or not (2026-12-06, 2026-12-06 14:30, 2026-12-06 14:30:05).
-std::optional<int64_t> parse_since_ms(const std::string& text) {
-  if (text.find_first_not_of("0123456789 ") != std::string::npos) {
-    if (auto ms = leasefs::protocol::parse_duration_ms(text); ms && *ms >= 0) {
-      return static_cast<int64_t>(std::time(nullptr)) * 1000 - *ms;
-    }
-  }
-  for (const char* format : {"%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"}) {
-    struct tm tm {};
-    const char* end = ::strptime(text.c_str(), format, &tm);
-    if (end && *end == '\0') {
-      tm.tm_isdst = -1;
-      return static_cast<int64_t>(std::mktime(&tm)) * 1000;
-    }
-  }
-  return std::nullopt;
-}
-
-int run_watch(Client& client, const Options& o, const leasefs::leasectl::Style& style,
-              const leasefs::leasectl::Style& err_style) {
+int run_watch(Client& client, const Options& o, const Call& call, const Style& style,
+              const Style& err_style) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // one event, one line, as it happens
-  json args = json::object();
-  if (o.since_ms) args["since_ms"] = *o.since_ms;
-  json ack = client.call("watch", args);
+  const auto types = call.local.value("types", std::vector<std::string>());
+  json ack = client.call(call.cmd, call.args);
   if (!ack.value("ok", false)) {
     if (o.json) std::printf("%s\n", ack.dump().c_str());
     return print_error(ack, err_style);
@@ -203,17 +153,17 @@ int run_watch(Client& client, const Options& o, const leasefs::leasectl::Style& 
     it->erase("replay_left_out");
   }
   auto show = [&](const json& event, const std::string& line) {
-    if (!o.types.empty() && std::find(o.types.begin(), o.types.end(),
-                                      event.is_object() ? event.value("type", std::string())
-                                                        : std::string()) == o.types.end()) {
+    if (!types.empty() && std::find(types.begin(), types.end(),
+                                    event.is_object() ? event.value("type", std::string())
+                                                      : std::string()) == types.end()) {
       return;
     }
     if (o.json) {
       std::printf("%s\n", line.c_str());
+    } else if (event.is_discarded()) {
+      std::printf("%s\n", leasefs::base::inert(line).c_str());
     } else {
-      std::printf("%s\n", event.is_discarded()
-                              ? leasefs::base::inert(line).c_str()
-                              : leasefs::leasectl::format_event(event, style).c_str());
+      leasefs::leasectl::print_result(stdout, call.cmd, event, style);
     }
   };
   if (o.json) std::printf("%s\n", ack.dump().c_str());
@@ -274,24 +224,14 @@ json read_hook_input() {
 int run_command(const Options& o, const Call& call, bool quiet) {
   // Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
   const bool no_color = std::getenv("NO_COLOR") && *std::getenv("NO_COLOR");
-  leasefs::leasectl::Style style{!o.json && !no_color && ::isatty(STDOUT_FILENO) == 1};
-  leasefs::leasectl::Style err_style{!no_color && ::isatty(STDERR_FILENO) == 1};
-
+  Style style{!o.json && !no_color && ::isatty(STDOUT_FILENO) == 1};
+  Style err_style{!no_color && ::isatty(STDERR_FILENO) == 1};
   std::string tried;
-  bool untrusted = false;
-  auto target = find_socket(o, &tried, &untrusted);
-  if (!target) return untrusted ? untrusted_daemon(tried) : no_daemon(tried, "");
-
   try {
-    Client client = Client::connect(target->socket);
-    if (target->discovered) {
-      if (auto why = leasefs::protocol::check_daemon_peer(client.fd(), *target->discovered)) {
-        return untrusted_daemon(*why);
-      }
-    }
-    if (call.cmd == "watch") {
+    Client client = connect_to_daemon(o, &tried);
+    if (const auto* spec = leasefs::protocol::find_command_spec(call.cmd); spec && spec->streams) {
       try {
-        return run_watch(client, o, style, err_style);
+        return run_watch(client, o, call, style, err_style);
       } catch (const NoDaemon& e) {
         // It answered, then left: a stop, a restart or a crash, not a missing mount.
         std::fprintf(stderr,
@@ -317,16 +257,33 @@ int run_command(const Options& o, const Call& call, bool quiet) {
                                       reply.value("result", json::object()), style);
     }
     return kExitOk;
+  } catch (const UntrustedDaemon& e) {
+    return untrusted_daemon(e.what());
+  } catch (const NoTarget&) {
+    return no_daemon(tried, "");
   } catch (const NoDaemon& e) {
     return no_daemon(tried, e.what());
   }
 }
 
-}  // namespace
+// A host hook runs `turn` or `end-turn` for the session's directory, quietly.
+int run_as_hook(Options& o, const Call& call) {
+  const json input = read_hook_input();
+  const bool stop_active = input.value("stop_hook_active", false);
+  // The host says where the session works; the daemon is found for that path,
+  // which is never entered: the agent may have mounted or parked anything there.
+  if (input.contains("cwd") && input["cwd"].is_string()) {
+    o.discover_from = input["cwd"].get<std::string>();
+  }
+  if (call.cmd != "turn" && call.cmd != "end-turn") {
+    std::fprintf(stderr, "leasectl --hook runs `turn` or `end-turn`, not `%s`\n", call.cmd.c_str());
+    return 2;
+  }
+  const int rc = run_command(o, call, /*quiet=*/true);
+  return rc == kExitOk ? kExitOk : hook_failure(call.cmd, rc, stop_active);
+}
 
-int main(int argc, char** argv) {
-  Options o;
-  CLI::App app{"leasectl: control a leasefs daemon (tasks, turns, write leases, checkpoints)"};
+void add_global_options(CLI::App& app, Options& o) {
   app.fallthrough();
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("leasectl (leasefs) ") + LEASEFS_VERSION);
@@ -334,302 +291,90 @@ int main(int argc, char** argv) {
   app.add_flag("--json", o.json, "print the daemon's reply as one JSON object");
   app.add_option("--idempotency-key", o.idempotency_key,
                  "a retried command with the same key runs once");
-  bool as_hook = false;
-  app.add_flag("--hook", as_hook,
+  app.add_flag("--hook", o.as_hook,
                "run as an agent host's hook: print nothing on success; on any failure say why "
                "on stderr and exit 2, which blocks the prompt");
+}
 
-  Call call;
-  // One subcommand per protocol command, named and described by the registry
-  // ("memory.search" is `leasectl memory search`). A command without options
-  // below is sent with no arguments.
-  std::map<std::string_view, CLI::App*> subs;
-  const std::map<std::string, std::string> group_help{
-      {"memory", "search or add to the project memory"}, {"audit", "the audit log"}};
-  std::map<std::string, CLI::App*> groups;
-  for (const auto& spec : leasefs::protocol::command_registry()) {
-    auto words = leasefs::protocol::cli_words(spec.name);
-    CLI::App* parent = &app;
-    std::string path;
-    for (size_t i = 0; i + 1 < words.size(); ++i) {
-      path += words[i] + " ";
-      CLI::App*& group = groups[path];
-      if (!group) {
-        auto help = group_help.find(words[i]);
-        group = parent->add_subcommand(words[i], help == group_help.end() ? "" : help->second);
-        group->require_subcommand(1);
-      }
-      parent = group;
-    }
-    CLI::App* sub = parent->add_subcommand(words.back(), std::string(spec.summary));
-    sub->callback([&call, name = spec.name] { call.cmd = std::string(name); });
-    // --json is leasectl's own option, so a subcommand's help would not show it.
-    sub->footer("--json (before or after the command): the daemon's reply as one JSON object");
-    subs[spec.name] = sub;
-  }
-  // What the two turn commands do differently; a host hook runs both.
-  subs.at("turn")->footer(
-      "Starts a new turn: the turn number goes up by one and every grant of the last turn is "
-      "revoked. Run on each prompt (the UserPromptSubmit hook); `leasectl diff` and `undo` "
-      "take the turn number.\nEnd-turn instead keeps the number and ends the turn in place.\n" +
-      subs.at("turn")->get_footer());
-  subs.at("end-turn")
-      ->footer(
-          "Ends the current turn in place: every grant is revoked and every write waiting in ask "
-          "mode is refused, but the turn number stays, so the next `turn` starts the next one. "
-          "Run when the agent stops (the Stop hook).\n" +
-          subs.at("end-turn")->get_footer());
+// leasectl's own commands: each sets `run` to what it does.
+using Run = std::function<int()>;
 
-  auto* start = subs.at("start");
-  start->add_option("DESCRIPTION", o.description, "what the task is")->required();
-  start->add_option("--keyword", o.keywords, "a search keyword (repeatable)");
-  start->add_option("--done-when", o.done_when, "when the task counts as done");
-  start->callback([&] {
-    call = {"start", {{"description", o.description}}};
-    if (!o.keywords.empty()) call.args["keywords"] = o.keywords;
-    if (!o.done_when.empty()) call.args["done_when"] = o.done_when;
-  });
-
-  auto* grant = subs.at("grant");
-  grant->add_option("--reason", o.reason, "why, in your own words")->required();
-  grant->add_option("--path", o.paths, "a glob relative to the root (repeatable)");
-  grant->add_option("--ops", o.ops, "op classes: write,create,rename,unlink,attr");
-  grant->add_option("--ttl", o.ttl, "wall-clock limit, e.g. 30s, 10m, 2h");
-  grant->callback([&] {
-    // Checked here with the daemon's own parsers: a typo is a usage error (exit 2),
-    // not something for the daemon to refuse.
-    if (!o.ops.empty()) {
-      std::string unknown;
-      auto classes = leasefs::protocol::split_csv(o.ops);
-      if (classes.empty() || !leasefs::gate::parse_op_classes(classes, &unknown)) {
-        std::string known;
-        for (const auto& n : leasefs::gate::op_class_names(leasefs::gate::kAllOps)) {
-          known += (known.empty() ? "" : ",") + n;
-        }
-        throw CLI::ValidationError("--ops",
-                                   (unknown.empty() ? std::string("no op class given")
-                                                    : "unknown op class '" + unknown + "'") +
-                                       " (known: " + known + ")");
-      }
-    }
-    if (!o.ttl.empty()) {
-      // A bare number is refused here: is "10" ten seconds or ten minutes?
-      if (o.ttl.find_first_not_of("0123456789 ") == std::string::npos) {
-        throw CLI::ValidationError("--ttl", "'" + o.ttl +
-                                                "' has no unit: write 10s, 10m or 10h (units: "
-                                                "ms, s, m, h, d)");
-      }
-      auto ms = leasefs::protocol::parse_duration_ms(o.ttl);
-      if (!ms || *ms <= 0) {
-        throw CLI::ValidationError("--ttl", "'" + o.ttl +
-                                                "' is not a duration (a positive number with "
-                                                "ms, s, m, h or d, e.g. 30s, 10m, 2h)");
-      }
-    }
-    call = {"grant", {{"reason", o.reason}}};
-    if (!o.paths.empty()) call.args["paths"] = o.paths;
-    if (!o.ops.empty()) call.args["ops"] = o.ops;
-    if (!o.ttl.empty()) call.args["ttl"] = o.ttl;
-  });
-
-  auto* revoke = subs.at("revoke");
-  revoke->add_option("GRANT_ID", o.id, "the grant to revoke");
-  revoke->callback([&] {
-    call = {"revoke", json::object()};
-    if (!o.id.empty()) call.args["grant_id"] = o.id;
-  });
-
-  auto* request = subs.at("request");
-  request->add_option("--reason", o.reason, "what you want to change and why")->required();
-  request->add_option("--path", o.paths, "a glob relative to the root (repeatable)");
-  request->callback([&] {
-    call = {"request", {{"reason", o.reason}}};
-    if (!o.paths.empty()) call.args["paths"] = o.paths;
-  });
-
-  auto* ask = subs.at("ask");
-  ask->add_option("WAIT", o.id, "how long a refused write waits: 60s, 5m, off, or default")
-      ->required();
-  ask->callback([&] { call = {"ask", {{"wait", o.id}}}; });
-
-  for (const char* name : {"approve", "reject"}) {
-    auto* sub = subs.at(name);
-    sub->add_option("ID", o.id, "the request id (R_0001)")->required();
-    sub->add_option("--reason", o.reason, "in your own words");
-    sub->callback([&call, &o, name] {
-      call = {name, {{"id", o.id}}};
-      if (!o.reason.empty()) call.args["reason"] = o.reason;
-    });
-  }
-
-  auto* checkpoint = subs.at("checkpoint");
-  checkpoint->add_option("--summary", o.summary, "what was done");
-  checkpoint->add_option("--next", o.next, "what comes next");
-  checkpoint->add_option("--status", o.status, "paused|blocked|waiting_verification")
-      ->check(CLI::IsMember({"paused", "blocked", "waiting_verification"}));
-  checkpoint->add_flag("--retry-pending", o.retry_pending, "replay a checkpoint that failed");
-  checkpoint->add_option("--current-step", o.current_step, "the step in progress");
-  checkpoint->add_option("--verified", o.verified, "what was checked and how");
-  checkpoint->add_option("--discarded", o.discarded, "approaches tried and dropped");
-  checkpoint->add_option("--needs-approval", o.needs_approval, "what must be approved next");
-  checkpoint->callback([&] {
-    if (!o.retry_pending && (o.summary.empty() || o.next.empty())) {
-      throw CLI::ValidationError("checkpoint", "--summary and --next are required");
-    }
-    call = {"checkpoint", json::object()};
-    if (!o.summary.empty()) call.args["summary"] = o.summary;
-    if (!o.next.empty()) call.args["next"] = o.next;
-    if (!o.status.empty()) call.args["status"] = o.status;
-    if (o.retry_pending) call.args["retry_pending"] = true;
-    if (!o.current_step.empty()) call.args["current_step"] = o.current_step;
-    if (!o.verified.empty()) call.args["verified"] = o.verified;
-    if (!o.discarded.empty()) call.args["discarded"] = o.discarded;
-    if (!o.needs_approval.empty()) call.args["needs_approval"] = o.needs_approval;
-  });
-
-  auto* resume = subs.at("resume");
-  resume->add_option("TASK_ID", o.id, "the task (default: the current one)");
-  resume->callback([&] {
-    call = {"resume", json::object()};
-    if (!o.id.empty()) call.args["task_id"] = o.id;
-  });
-
-  auto* transition = subs.at("transition");
-  std::string status_names;
-  for (auto st : leasefs::gate::kAllStatuses) {
-    status_names += (status_names.empty() ? "" : ", ") + std::string(leasefs::gate::to_string(st));
-  }
-  transition->add_option("STATE", o.state, "the new status, one of: " + status_names)->required();
-  transition->add_option("--reason", o.reason, "why");
-  transition->callback([&] {
-    if (!leasefs::gate::parse_status(o.state)) {
-      throw CLI::ValidationError(
-          "STATE", "'" + o.state + "' is not a task status (one of: " + status_names + ")");
-    }
-    call = {"transition", {{"state", o.state}}};
-    if (!o.reason.empty()) call.args["reason"] = o.reason;
-  });
-
-  auto* search = subs.at("memory.search");
-  search->add_option("QUERY", o.query, "words to look for")->required();
-  search->add_option("--limit", o.limit, "at most this many hits")->check(CLI::Range(1, 1000));
-  search->callback([&] { call = {"memory.search", {{"query", o.query}, {"limit", o.limit}}}; });
-  auto* save = subs.at("memory.save");
-  save->add_option("--title", o.title, "title")->required();
-  save->add_option("--content", o.content, "text")->required();
-  save->add_option("--keyword", o.keywords, "a keyword (repeatable)");
-  save->callback([&] {
-    call = {"memory.save", {{"title", o.title}, {"content", o.content}}};
-    if (!o.keywords.empty()) call.args["keywords"] = o.keywords;
-  });
-
-  // diff and undo: the journal.
-  std::optional<uint64_t> turn_n;
-  bool diff_stat = false, undo_force = false, undo_dry_run = false;
-  std::vector<std::string> journal_paths;
-  auto* diff_cmd = subs.at("diff");
-  diff_cmd->add_option("--turn", turn_n, "the turn (default: the current one)");
-  diff_cmd->add_flag("--stat", diff_stat, "one line per changed path, no contents");
-  diff_cmd->add_option("PATH", journal_paths, "only these paths (and what is beneath them)");
-  diff_cmd->callback([&] {
-    call = {"diff", json::object()};
-    if (turn_n) call.args["turn"] = *turn_n;
-    if (diff_stat) call.args["stat"] = true;
-    if (!journal_paths.empty()) call.args["paths"] = journal_paths;
-  });
-  auto* undo_cmd = subs.at("undo");
-  undo_cmd->add_option("--turn", turn_n, "the turn to put back")->required();
-  undo_cmd->add_flag("--dry-run", undo_dry_run, "say what would be put back; change nothing");
-  undo_cmd->add_flag("--force", undo_force, "even where later turns changed the same paths");
-  undo_cmd->add_option("--reason", o.reason, "why, in your own words (for the audit)");
-  undo_cmd->add_option("PATH", journal_paths, "only these paths (and what is beneath them)");
-  undo_cmd->callback([&] {
-    call = {"undo", {{"turn", *turn_n}}};
-    if (undo_force) call.args["force"] = true;
-    if (undo_dry_run) call.args["dry_run"] = true;
-    if (!o.reason.empty()) call.args["reason"] = o.reason;
-    if (!journal_paths.empty()) call.args["paths"] = journal_paths;
-  });
-
-  auto* audit_show = subs.at("audit.show");
-  std::string audit_op;
-  audit_show->add_option("--turn", turn_n, "only records of this turn");
-  audit_show->add_option("--op", audit_op, "only records of this operation (open, unlink, ...)");
-  audit_show->add_option("PATH", journal_paths, "only records naming these paths or beneath");
-  audit_show->callback([&] {
-    call = {"audit.show", json::object()};
-    if (turn_n) call.args["turn"] = *turn_n;
-    if (!audit_op.empty()) call.args["op"] = audit_op;
-    if (!journal_paths.empty()) call.args["paths"] = journal_paths;
-  });
-
-  auto* watch_cmd = subs.at("watch");
-  watch_cmd
-      ->add_option("--type", o.types,
-                   "only events of these types, e.g. refusal,grant (repeatable; with --json too)")
-      ->delimiter(',');
-  std::string since;
-  watch_cmd->add_option("--since", since,
-                        "first the audit log's events since then: 10m, 2h, 1d ago, or a local "
-                        "date and time (2026-12-06 14:30); approvers only");
-  watch_cmd->callback([&] {
-    call.cmd = "watch";
-    if (since.empty()) return;
-    o.since_ms = parse_since_ms(since);
-    if (!o.since_ms) {
-      throw CLI::ValidationError("--since", "'" + since +
-                                                "' is neither a duration (10m, 2h, 1d) nor a "
-                                                "date (2026-12-06, 2026-12-06 14:30)");
-    }
-  });
-
-  std::string hooks_host;
+void add_hooks_command(CLI::App& app, Run& run) {
   auto* hooks_cmd =
       app.add_subcommand("hooks", "print agent host settings that drive turns and fail closed");
   hooks_cmd->alias("hook");  // the first spelling
   hooks_cmd->require_subcommand(1);
-  bool hooks_install = false;
-  std::string hooks_project = ".";
+  auto install = std::make_shared<bool>(false);
+  auto project = std::make_shared<std::string>(".");
   for (auto [name, help] :
        {std::pair{"claude-code", "Claude Code: turn on each prompt, end-turn on stop"},
         {"codex", "Codex CLI: turn on each prompt, end-turn on stop"}}) {
     auto* host = hooks_cmd->add_subcommand(name, help);
     host->add_flag(
-        "--install", hooks_install,
+        "--install", *install,
         std::string("merge them into the project's ") +
             (std::string(name) == "codex" ? ".codex/hooks.json" : ".claude/settings.json") +
             ", keeping what is there (running it again adds nothing)");
-    host->add_option("--project", hooks_project,
+    host->add_option("--project", *project,
                      "the project directory for --install (default: the current one)");
-    host->callback([&hooks_host, name] { hooks_host = name; });
+    host->callback([&run, install, project, host = std::string(name)] {
+      run = [install, project, host] {
+        if (!*install) return leasefs::leasectl::print_hooks(host);
+        return leasefs::leasectl::install_hooks(host, *project) == 0 ? kExitOk : kExitUsage;
+      };
+    });
   }
+}
 
+// `requests` and `grants`: status, narrowed.
+void add_status_views(CLI::App& app, Call& call) {
   for (const auto& [name, member, help] :
        {std::tuple{"requests", "pending_requests",
                    "the requests waiting for an answer, with who asked (--json: the list)"},
         std::tuple{"grants", "grants", "the grants in force this turn (--json: the list)"}}) {
     app.add_subcommand(name, help)->callback([&call, name, member] {
-      call = {"status", json::object(), name, member};
+      call = {"status", json::object(), json::object(), name, member};
     });
   }
+}
 
-  bool console = false;
-  leasefs::leasectl::ConsoleOptions console_options;
+void add_console_command(CLI::App& app, const Options& o, Run& run) {
+  auto console_options = std::make_shared<leasefs::leasectl::ConsoleOptions>();
   auto* console_cmd = app.add_subcommand(
       "console", "serve a web page on loopback to watch and answer every daemon you may reach");
   console_cmd
-      ->add_option("--listen", console_options.listen,
+      ->add_option("--listen", console_options->listen,
                    "ADDR:PORT to listen on (default 127.0.0.1 and a free port)")
       ->capture_default_str();
-  console_cmd->callback([&] { console = true; });
-
-  bool mcp = false;
-  app.add_subcommand("mcp", "serve the agent-side tools over MCP on stdin/stdout")->callback([&] {
-    mcp = true;
+  console_cmd->callback([&run, &o, console_options] {
+    run = [&o, console_options] {
+      // A named daemon (--socket, LEASEFS_SOCKET) is the only one shown.
+      console_options->socket = o.socket;
+      if (const char* env = std::getenv("LEASEFS_SOCKET"); console_options->socket.empty() && env) {
+        console_options->socket = env;
+      }
+      return leasefs::leasectl::run_console(*console_options);
+    };
   });
+}
 
-  // An unknown command word is named, with the nearest command, before CLI11
-  // would only say that a subcommand is required.
+void add_mcp_command(CLI::App& app, const Options& o, Run& run) {
+  app.add_subcommand("mcp", "serve the agent-side tools over MCP on stdin/stdout")
+      ->callback([&run, &o] {
+        run = [&o] {
+          // One connection per tool call, found and checked like any other command.
+          auto call_daemon = [&o](const std::string& cmd, const json& args) -> json {
+            std::string tried;
+            return connect_to_daemon(o, &tried).call(cmd, args);
+          };
+          return leasefs::leasectl::run_mcp_server(std::cin, std::cout, call_daemon);
+        };
+      });
+}
+
+// An unknown command word is named, with the nearest command, before CLI11
+// would only say that a subcommand is required.
+std::optional<int> unknown_command(CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--socket" || arg == "--idempotency-key" || arg == "--listen") {
@@ -642,68 +387,36 @@ int main(int argc, char** argv) {
       names.push_back(sub->get_name());
       for (const auto& a : sub->get_aliases()) names.push_back(a);
     }
-    if (std::find(names.begin(), names.end(), arg) == names.end()) {
-      const std::string near = leasefs::protocol::closest_word(arg, names);
-      std::fprintf(stderr,
-                   "leasectl: unknown command '%s'%s\nRun `leasectl --help` for the list.\n",
-                   arg.c_str(), near.empty() ? "" : ("; did you mean '" + near + "'?").c_str());
-      return kExitUsage;
-    }
-    break;
+    if (std::find(names.begin(), names.end(), arg) != names.end()) return std::nullopt;
+    const std::string near = leasefs::protocol::closest_word(arg, names);
+    std::fprintf(stderr, "leasectl: unknown command '%s'%s\nRun `leasectl --help` for the list.\n",
+                 arg.c_str(), near.empty() ? "" : ("; did you mean '" + near + "'?").c_str());
+    return kExitUsage;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  Call call;
+  Run run;  // set by a command of leasectl's own
+  CLI::App app{"leasectl: control a leasefs daemon (tasks, turns, write leases, checkpoints)"};
+  add_global_options(app, o);
+  leasefs::leasectl::add_protocol_commands(app, call);
+  add_hooks_command(app, run);
+  add_status_views(app, call);
+  add_console_command(app, o, run);
+  add_mcp_command(app, o, run);
+  if (auto rc = unknown_command(app, argc, argv)) return *rc;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-
-  if (!hooks_host.empty()) {
-    if (hooks_install)
-      return leasefs::leasectl::install_hooks(hooks_host, hooks_project) == 0 ? kExitOk
-                                                                              : kExitUsage;
-    return leasefs::leasectl::print_hooks(hooks_host);
-  }
-  if (console) {
-    // A named daemon (--socket, LEASEFS_SOCKET) is the only one shown.
-    console_options.socket = o.socket;
-    if (const char* env = std::getenv("LEASEFS_SOCKET"); console_options.socket.empty() && env) {
-      console_options.socket = env;
-    }
-    return leasefs::leasectl::run_console(console_options);
-  }
-  if (mcp) {
-    // One connection per tool call, found and checked like any other command.
-    auto call_daemon = [&o](const std::string& cmd, const json& args) -> json {
-      std::string tried;
-      bool untrusted = false;
-      auto target = find_socket(o, &tried, &untrusted);
-      if (!target) throw std::runtime_error(tried);
-      Client client = Client::connect(target->socket);
-      if (target->discovered) {
-        if (auto why = leasefs::protocol::check_daemon_peer(client.fd(), *target->discovered)) {
-          throw std::runtime_error(*why);
-        }
-      }
-      return client.call(cmd, args);
-    };
-    return leasefs::leasectl::run_mcp_server(std::cin, std::cout, call_daemon);
-  }
-  if (as_hook) {
-    const json input = read_hook_input();
-    const bool stop_active = input.value("stop_hook_active", false);
-    // The host says where the session works; the daemon is found for that path,
-    // which is never entered: the agent may have mounted or parked anything there.
-    if (input.contains("cwd") && input["cwd"].is_string()) {
-      o.discover_from = input["cwd"].get<std::string>();
-    }
-    if (call.cmd != "turn" && call.cmd != "end-turn") {
-      std::fprintf(stderr, "leasectl --hook runs `turn` or `end-turn`, not `%s`\n",
-                   call.cmd.c_str());
-      return 2;
-    }
-    const int rc = run_command(o, call, /*quiet=*/true);
-    return rc == kExitOk ? kExitOk : hook_failure(call.cmd, rc, stop_active);
-  }
+  if (run) return run();
+  if (o.as_hook) return run_as_hook(o, call);
   return run_command(o, call, /*quiet=*/false);
 }

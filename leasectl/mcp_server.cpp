@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/inert_text.hpp"
+#include "protocol/command_options.hpp"
 
 namespace leasefs::leasectl {
 
@@ -31,40 +32,36 @@ struct BadArgument : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A tool is one daemon command: its arguments, their schema and checks come from
+// the command's descriptor (protocol/command_options.hpp), those it offers to MCP.
 struct Tool {
   const char* name;
   const char* title;
   const char* description;
-  ojson input_schema;
+  std::string_view command;
   bool read_only;
-  // Returns the daemon command and its arguments for these tool arguments.
-  std::function<std::pair<std::string, json>(const json& args)> to_command;
   // Turns a successful result into the text the model reads (default: the JSON).
-  std::function<std::string(const json& result)> explain;
+  std::string (*explain)(const json& result);
 };
 
-ojson string_prop(const char* description) {
-  return {{"type", "string"}, {"description", description}};
-}
-
-std::string get_string(const json& args, const char* key, bool required) {
+std::string get_string(const json& args, const std::string& key, bool required) {
   if (!args.contains(key)) {
-    if (required) throw BadArgument(std::string("missing required argument '") + key + "'");
+    if (required) throw BadArgument("missing required argument '" + key + "'");
     return {};
   }
-  if (!args[key].is_string()) throw BadArgument(std::string("'") + key + "' must be a string");
+  if (!args[key].is_string()) throw BadArgument("'" + key + "' must be a string");
   std::string v = args[key].get<std::string>();
-  if (required && v.empty()) throw BadArgument(std::string("'") + key + "' must not be empty");
+  if (required && v.empty()) throw BadArgument("'" + key + "' must not be empty");
   return v;
 }
 
-std::vector<std::string> get_strings(const json& args, const char* key) {
+std::vector<std::string> get_strings(const json& args, const std::string& key) {
   if (!args.contains(key)) return {};
   const json& v = args[key];
-  if (!v.is_array()) throw BadArgument(std::string("'") + key + "' must be an array of strings");
+  if (!v.is_array()) throw BadArgument("'" + key + "' must be an array of strings");
   std::vector<std::string> out;
   for (const auto& e : v) {
-    if (!e.is_string()) throw BadArgument(std::string("'") + key + "' must hold strings only");
+    if (!e.is_string()) throw BadArgument("'" + key + "' must hold strings only");
     out.push_back(e.get<std::string>());
   }
   return out;
@@ -101,129 +98,129 @@ std::string refusals_text(const json& status) {
   return out;
 }
 
+std::string waiting_for_a_person(const json& result) {
+  return result.dump(2) +
+         "\nWaiting for a person to approve or reject it. Do not write until the status tool "
+         "shows a lease.";
+}
+
 const std::vector<Tool>& tools() {
   static const std::vector<Tool> table = {
-      {"status",
-       "leasefs status",
+      {"status", "leasefs status",
        "The task, its status and turn, the lease in force (if any), pending requests, and the "
        "last refusals.",
-       {{"type", "object"}, {"properties", ojson::object()}, {"additionalProperties", false}},
-       true,
-       [](const json&) {
-         return std::pair<std::string, json>{"status", json::object()};
-       },
-       nullptr},
-      {"why_refused",
-       "Why was my write refused?",
+       "status", true, nullptr},
+      {"why_refused", "Why was my write refused?",
        "The last writes leasefs refused (operation, path, process, reason) and how to ask a "
        "person for a lease instead of looking for another way to write.",
-       {{"type", "object"}, {"properties", ojson::object()}, {"additionalProperties", false}},
-       true,
-       [](const json&) {
-         return std::pair<std::string, json>{"status", json::object()};
-       },
-       refusals_text},
-      {"request_lease",
-       "Ask for a write lease",
+       "status", true, refusals_text},
+      {"request_lease", "Ask for a write lease",
        "Asks a person for a write lease for this turn. Say what you will change and why; name "
        "the paths (globs relative to the project root). Then wait: a person approves or "
        "rejects it. The lease ends with the turn.",
-       {{"type", "object"},
-        {"properties",
-         {{"reason", string_prop("what you will change and why, in plain words")},
-          {"paths",
-           {{"type", "array"},
-            {"items", {{"type", "string"}}},
-            {"description", "files or globs relative to the root, e.g. src/pay.c or src/**"}}}}},
-        {"required", {"reason"}},
-        {"additionalProperties", false}},
-       false,
-       [](const json& a) {
-         json args = {{"reason", get_string(a, "reason", true)}};
-         auto paths = get_strings(a, "paths");
-         if (!paths.empty()) args["paths"] = paths;
-         return std::pair<std::string, json>{"request", args};
-       },
-       [](const json& r) {
-         return r.dump(2) +
-                "\nWaiting for a person to approve or reject it. Do not write until the "
-                "status tool shows a lease.";
-       }},
-      {"checkpoint",
-       "Save a checkpoint",
+       "request", false, waiting_for_a_person},
+      {"checkpoint", "Save a checkpoint",
        "Saves a resume record to the project memory (before anything is printed) and pauses "
        "the task: writes close until a person grants again.",
-       {{"type", "object"},
-        {"properties",
-         {{"summary", string_prop("what was done")},
-          {"next", string_prop("what comes next")},
-          {"status",
-           {{"type", "string"},
-            {"enum", {"paused", "blocked", "waiting_verification"}},
-            {"description", "how the task stops (default paused)"}}},
-          {"current_step", string_prop("the step in progress")},
-          {"verified", string_prop("what was checked and how")},
-          {"discarded", string_prop("approaches tried and dropped")},
-          {"needs_approval", string_prop("what must be approved next")}}},
-        {"required", {"summary", "next"}},
-        {"additionalProperties", false}},
-       false,
-       [](const json& a) {
-         json args = {{"summary", get_string(a, "summary", true)},
-                      {"next", get_string(a, "next", true)}};
-         for (const char* k :
-              {"status", "current_step", "verified", "discarded", "needs_approval"}) {
-           std::string v = get_string(a, k, false);
-           if (!v.empty()) args[k] = v;
-         }
-         return std::pair<std::string, json>{"checkpoint", args};
-       },
+       "checkpoint", false, nullptr},
+      {"memory_search", "Search the project memory",
+       "Full-text search of the project's memory: checkpoints and notes.", "memory.search", true,
        nullptr},
-      {"memory_search",
-       "Search the project memory",
-       "Full-text search of the project's memory: checkpoints and notes.",
-       {{"type", "object"},
-        {"properties",
-         {{"query", string_prop("words to look for")},
-          {"limit",
-           {{"type", "integer"}, {"minimum", 1}, {"maximum", 100}, {"description", "at most"}}}}},
-        {"required", {"query"}},
-        {"additionalProperties", false}},
-       true,
-       [](const json& a) {
-         json args = {{"query", get_string(a, "query", true)}, {"limit", 10}};
-         if (a.contains("limit")) {
-           if (!a["limit"].is_number_integer() || a["limit"].get<int64_t>() < 1 ||
-               a["limit"].get<int64_t>() > 100) {
-             throw BadArgument("'limit' must be an integer from 1 to 100");
-           }
-           args["limit"] = a["limit"];
-         }
-         return std::pair<std::string, json>{"memory.search", args};
-       },
-       nullptr},
-      {"memory_save",
-       "Save a note to the project memory",
+      {"memory_save", "Save a note to the project memory",
        "Saves a note (a title, the text, keywords) to the project memory, for this task and "
        "later ones.",
-       {{"type", "object"},
-        {"properties",
-         {{"title", string_prop("a short title")},
-          {"content", string_prop("the note")},
-          {"keywords", {{"type", "array"}, {"items", {{"type", "string"}}}}}}},
-        {"required", {"title", "content"}},
-        {"additionalProperties", false}},
-       false,
-       [](const json& a) {
-         json args = {{"title", get_string(a, "title", true)},
-                      {"content", get_string(a, "content", true)}};
-         auto keywords = get_strings(a, "keywords");
-         if (!keywords.empty()) args["keywords"] = keywords;
-         return std::pair<std::string, json>{"memory.save", args};
-       },
-       nullptr},
+       "memory.save", false, nullptr},
   };
   return table;
+}
+
+// The options of `tool`'s command that MCP offers; required there when the
+// command line requires them or excuses them only by an option MCP lacks.
+std::vector<const protocol::OptionSpec*> offered(const Tool& tool) {
+  std::vector<const protocol::OptionSpec*> out;
+  for (const auto& spec : protocol::command_options(tool.command).options) {
+    if (spec.mcp) out.push_back(&spec);
+  }
+  return out;
+}
+
+bool required_in_mcp(const protocol::OptionSpec& spec) {
+  return spec.required || !spec.required_unless.empty();
+}
+
+int64_t mcp_max(const protocol::OptionSpec& spec) {
+  return spec.mcp_max > 0 ? spec.mcp_max : spec.max;
+}
+
+ojson property_schema(const protocol::OptionSpec& spec) {
+  ojson p;
+  switch (spec.kind) {
+    case protocol::ArgKind::kText:
+      p["type"] = "string";
+      if (!spec.choices.empty()) {
+        p["enum"] = std::vector<std::string>(spec.choices.begin(), spec.choices.end());
+      }
+      break;
+    case protocol::ArgKind::kTexts:
+      p = {{"type", "array"}, {"items", {{"type", "string"}}}};
+      break;
+    case protocol::ArgKind::kFlag:
+      p["type"] = "boolean";
+      break;
+    case protocol::ArgKind::kNumber:
+      p = {{"type", "integer"}, {"minimum", spec.min}, {"maximum", mcp_max(spec)}};
+      break;
+  }
+  if (!spec.mcp->empty()) p["description"] = *spec.mcp;
+  return p;
+}
+
+ojson input_schema(const Tool& tool) {
+  ojson properties = ojson::object();
+  ojson required = ojson::array();
+  for (const auto* spec : offered(tool)) {
+    properties[std::string(spec->arg)] = property_schema(*spec);
+    if (required_in_mcp(*spec)) required.push_back(std::string(spec->arg));
+  }
+  ojson schema = {{"type", "object"}, {"properties", std::move(properties)}};
+  if (!required.empty()) schema["required"] = std::move(required);
+  schema["additionalProperties"] = false;
+  return schema;
+}
+
+// The daemon command's arguments for these tool arguments, as leasectl would send them.
+json to_args(const Tool& tool, const json& a) {
+  json args = json::object();
+  for (const auto* spec : offered(tool)) {
+    const std::string key(spec->arg);
+    switch (spec->kind) {
+      case protocol::ArgKind::kText:
+        if (std::string v = get_string(a, key, required_in_mcp(*spec));
+            required_in_mcp(*spec) || !v.empty()) {
+          args[key] = v;
+        }
+        break;
+      case protocol::ArgKind::kTexts:
+        if (auto v = get_strings(a, key); !v.empty()) args[key] = v;
+        break;
+      case protocol::ArgKind::kFlag:
+        if (a.contains(key) && !a[key].is_boolean())
+          throw BadArgument("'" + key + "' must be true or false");
+        if (a.value(key, false)) args[key] = true;
+        break;
+      case protocol::ArgKind::kNumber:
+        if (spec->fallback) args[key] = *spec->fallback;
+        if (!a.contains(key)) break;
+        if (!a[key].is_number_integer() || a[key].get<int64_t>() < spec->min ||
+            a[key].get<int64_t>() > mcp_max(*spec)) {
+          throw BadArgument("'" + key + "' must be an integer from " + std::to_string(spec->min) +
+                            " to " + std::to_string(mcp_max(*spec)));
+        }
+        args[key] = a[key];
+        break;
+    }
+  }
+  return args;
 }
 
 json rpc_error(const json& id, int code, const std::string& message) {
@@ -247,7 +244,7 @@ json list_tools() {
         {{"name", t.name},
          {"title", t.title},
          {"description", t.description},
-         {"inputSchema", json::parse(t.input_schema.dump())},
+         {"inputSchema", json::parse(input_schema(t).dump())},
          {"annotations",
           {{"readOnlyHint", t.read_only}, {"destructiveHint", false}, {"openWorldHint", false}}}});
   }
@@ -264,22 +261,23 @@ json call_tool(const json& id, const json& params, const DaemonCall& call) {
     if (name == t.name) tool = &t;
   }
   if (!tool) {
-    return rpc_error(id, -32602,
-                     "Unknown tool: " + name +
-                         " (this server offers the agent's side only: status, why_refused, "
-                         "request_lease, checkpoint, memory_search, memory_save)");
+    std::string names;
+    for (const auto& t : tools()) names += (names.empty() ? "" : ", ") + std::string(t.name);
+    return rpc_error(
+        id, -32602,
+        "Unknown tool: " + name + " (this server offers the agent's side only: " + names + ")");
   }
   json args = params.value("arguments", json::object());
   if (!args.is_object()) return rpc_result(id, tool_result("arguments must be an object", true));
-  std::pair<std::string, json> command;
+  json command_args;
   try {
-    command = tool->to_command(args);
+    command_args = to_args(*tool, args);
   } catch (const BadArgument& e) {
     return rpc_result(id, tool_result(std::string(name) + ": " + e.what(), true));
   }
   json reply;
   try {
-    reply = call(command.first, command.second);
+    reply = call(std::string(tool->command), command_args);
   } catch (const std::exception& e) {
     return rpc_result(id, tool_result(std::string("no leasefs daemon answers: ") + e.what() +
                                           ". Writes stay refused; tell the person.",

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <map>
 #include <string>
 
 #include "base/duration_text.hpp"
@@ -203,6 +204,180 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
   }
 }
 
+// One printer per command of protocol/command_list.def, print_<id>, as the
+// server has one handler, handle_<id>: a command without one does not build.
+
+void print_start(std::FILE* out, const json& r, const Style& st) {
+  print_task(out, r.value("task", json()), st);
+  if (r.contains("turn")) std::fprintf(out, "%-10s %s\n", "turn", str(r, "turn").c_str());
+  const json cp = r.value("checkpoint", json());
+  if (cp.is_object() && cp.contains("text") && cp["text"].is_string()) {
+    // Several lines by design: real lines, each shown inert.
+    std::fprintf(out, "\n");
+    print_lines(out, cp["text"].get_ref<const std::string&>(), inert);
+  }
+  std::fprintf(out, "\n%s\n", st.bold("from memory:").c_str());
+  print_hits(out, r.value("memories", json::array()), st);
+}
+
+void print_resume(std::FILE* out, const json& r, const Style& st) {
+  json shown = r;
+  if (json& cp = shown["checkpoint"]; cp.is_object() && !cp.value("closing", "").empty()) {
+    // The checkpoint's closing advice ("Resume with ...") is done by now.
+    cp["text"] = cp.value("notes", "") +
+                 "Resumed: writes stay closed until a person grants a lease for this turn.\n" +
+                 cp.value("marker", "");
+  }
+  print_start(out, shown, st);
+}
+
+void print_turn(std::FILE* out, const json& r, const Style&) {
+  std::fprintf(out, "turn %s; revoked %s grant(s); %s\n", str(r, "turn").c_str(),
+               str(r, "revoked", "0").c_str(), str(r, "access_mode", "read_only").c_str());
+}
+
+void print_end_turn(std::FILE* out, const json& r, const Style& st) {
+  print_turn(out, r, st);
+}
+
+void print_grant(std::FILE* out, const json& r, const Style& st) {
+  std::fprintf(out, "%s %s\n", st.green("granted").c_str(),
+               grant_line(r.value("grant", json::object())).c_str());
+}
+
+void print_revoke(std::FILE* out, const json& r, const Style&) {
+  std::fprintf(out, "revoked %s grant(s); %s\n", str(r, "revoked", "0").c_str(),
+               str(r, "access_mode", "read_only").c_str());
+}
+
+void print_request(std::FILE* out, const json& r, const Style&) {
+  std::fprintf(out, "requested %s\n", request_line(r.value("request", json::object())).c_str());
+  if (r.contains("hint")) std::fprintf(out, "%s\n", str(r, "hint").c_str());
+}
+
+void print_approve(std::FILE* out, const json& r, const Style& st) {
+  const json q = r.value("request", json::object());
+  std::fprintf(out, "%s %s (asked %s) -> %s\n", st.green("approved").c_str(), str(q, "id").c_str(),
+               asked_by(q).c_str(), grant_line(r.value("grant", json::object())).c_str());
+}
+
+void print_reject(std::FILE* out, const json& r, const Style&) {
+  const json q = r.value("request", json::object());
+  std::fprintf(out, "rejected %s (asked %s)\n", str(q, "id").c_str(), asked_by(q).c_str());
+}
+
+void print_ask(std::FILE* out, const json& r, const Style&) {
+  const json a = r.value("ask", json::object());
+  std::fprintf(out, "ask mode %s\n",
+               a.value("on", false)
+                   ? ("on: a refused write waits " +
+                      base::duration_text(a.value("timeout_ms", int64_t{0})) + " for a person")
+                         .c_str()
+                   : "off: a refused write fails at once");
+}
+
+void print_checkpoint(std::FILE* out, const json& r, const Style&) {
+  // The checkpoint text is several lines by design: real lines, each shown inert.
+  if (r.contains("text") && r["text"].is_string() &&
+      !r["text"].get_ref<const std::string&>().empty()) {
+    print_lines(out, r["text"].get_ref<const std::string&>(), inert);
+  } else {
+    std::fprintf(out, "%s\n", inert(r.dump(2)).c_str());
+  }
+}
+
+void print_transition(std::FILE* out, const json& r, const Style& st) {
+  std::fprintf(out, "%s -> %s\n", str(r, "from").c_str(), st.bold(str(r, "to")).c_str());
+}
+
+void print_memory_search(std::FILE* out, const json& r, const Style& st) {
+  print_hits(out, r.value("hits", json::array()), st);
+}
+
+void print_memory_save(std::FILE* out, const json& r, const Style& st) {
+  std::fprintf(out, "saved %s  %s\n", st.bold(str(r, "id")).c_str(), str(r, "title").c_str());
+}
+
+// One event of the stream.
+void print_watch(std::FILE* out, const json& event, const Style& st) {
+  std::fprintf(out, "%s\n", format_event(event, st).c_str());
+}
+
+void print_diff(std::FILE* out, const json& r, const Style&) {
+  // The daemon quotes every name in the text (journal/diff.hpp); a line of
+  // contents holding what a terminal would act on is shown inert.
+  const std::string text = r.value("text", std::string());
+  print_lines(out, text, inert_line);
+  if (text.empty()) std::fprintf(out, "turn %s: no changes\n", str(r, "turn").c_str());
+}
+
+void print_undo(std::FILE* out, const json& r, const Style& st) {
+  const bool applied = r.value("applied", false);
+  std::fprintf(out, "%s turn %s: %zu restored, %zu removed\n",
+               applied ? st.green("undid").c_str() : "would undo", str(r, "turn").c_str(),
+               r.value("restored", json::array()).size(), r.value("removed", json::array()).size());
+  for (const auto& p : r.value("restored", json::array())) {
+    std::fprintf(out, "  restored %s\n", name_of(p).c_str());
+  }
+  for (const auto& p : r.value("removed", json::array())) {
+    std::fprintf(out, "  removed  %s\n", name_of(p).c_str());
+  }
+  for (const auto& p : r.value("not_undoable", json::array())) {
+    std::fprintf(out, "  not undoable %s (%s)\n", name(p, "path").c_str(), str(p, "why").c_str());
+  }
+  if (applied && r.value("can_be_undone", false)) {
+    std::fprintf(out, "journaled in turn %s: `leasectl undo --turn %s` puts it back\n",
+                 str(r, "journaled_in_turn").c_str(), str(r, "journaled_in_turn").c_str());
+  } else if (applied) {
+    std::fprintf(out, "this undo put back the current turn itself: it cannot be undone\n");
+  }
+}
+
+void print_audit_show(std::FILE* out, const json& r, const Style& st) {
+  // One line a record, as watch shows it: what the agent chose (names, commands)
+  // through the inert renderer.
+  const json records = r.value("records", json::array());
+  if (const size_t left_out = r.value("left_out", size_t{0}); left_out > 0) {
+    std::fprintf(out, "(%zu earlier records are not shown)\n", left_out);
+  }
+  for (const auto& e : records) print_watch(out, e, st);
+  if (records.empty()) std::fprintf(out, "no audit record matches\n");
+}
+
+void print_audit_verify(std::FILE* out, const json& r, const Style& st) {
+  std::fprintf(out, "%s: %s records\n", st.green("audit chain intact").c_str(),
+               str(r, "records", "0").c_str());
+}
+
+// The views of status that leasectl offers as commands of their own.
+void print_requests_view(std::FILE* out, const json& r, const Style& st) {
+  const json pending = r.value("pending_requests", json::array());
+  if (pending.empty()) std::fprintf(out, "no request waits for an answer\n");
+  print_requests(out, pending, "", st);
+}
+
+void print_grants_view(std::FILE* out, const json& r, const Style&) {
+  const json grants = r.value("grants", json::array());
+  if (grants.empty()) {
+    std::fprintf(out, "no grant in force in turn %s: the tree is read-only\n",
+                 str(r, "turn").c_str());
+  }
+  for (const auto& g : grants) std::fprintf(out, "%s\n", grant_line(g).c_str());
+}
+
+using Printer = void (*)(std::FILE*, const json&, const Style&);
+
+const std::map<std::string_view, Printer>& printers() {
+  static const std::map<std::string_view, Printer> table{
+#define LEASEFS_COMMAND(id, name, mutating, streams, summary) {name, &print_##id},
+#include "protocol/command_list.def"
+#undef LEASEFS_COMMAND
+      {"requests", &print_requests_view},
+      {"grants", &print_grants_view},
+  };
+  return table;
+}
+
 }  // namespace
 
 std::string render_lines(std::string_view text, std::string (*render)(std::string_view)) {
@@ -218,121 +393,9 @@ std::string render_lines(std::string_view text, std::string (*render)(std::strin
 }
 
 void print_result(std::FILE* out, std::string_view cmd, const json& r, const Style& st) {
-  if (cmd == "status") {
-    print_status(out, r, st);
-  } else if (cmd == "start" || cmd == "resume") {
-    print_task(out, r.value("task", json()), st);
-    if (r.contains("turn")) std::fprintf(out, "%-10s %s\n", "turn", str(r, "turn").c_str());
-    const json cp = r.value("checkpoint", json());
-    if (cp.is_object() && cp.contains("text") && cp["text"].is_string()) {
-      std::string text = cp["text"].get<std::string>();
-      if (cmd == "resume") {
-        // The checkpoint's closing advice ("Resume with ...") is done by now.
-        const size_t at = text.find("Writes are closed: this checkpoint revoked the lease.");
-        if (at != std::string::npos) {
-          const size_t end = text.find('\n', at);
-          text.replace(at, end == std::string::npos ? std::string::npos : end - at,
-                       "Resumed: writes stay closed until a person grants a lease for this turn.");
-        }
-      }
-      // Several lines by design: real lines, each shown inert.
-      std::fprintf(out, "\n");
-      print_lines(out, text, inert);
-    }
-    std::fprintf(out, "\n%s\n", st.bold("from memory:").c_str());
-    print_hits(out, r.value("memories", json::array()), st);
-  } else if (cmd == "turn" || cmd == "end-turn") {
-    std::fprintf(out, "turn %s; revoked %s grant(s); %s\n", str(r, "turn").c_str(),
-                 str(r, "revoked", "0").c_str(), str(r, "access_mode", "read_only").c_str());
-  } else if (cmd == "grant") {
-    std::fprintf(out, "%s %s\n", st.green("granted").c_str(),
-                 grant_line(r.value("grant", json::object())).c_str());
-  } else if (cmd == "revoke") {
-    std::fprintf(out, "revoked %s grant(s); %s\n", str(r, "revoked", "0").c_str(),
-                 str(r, "access_mode", "read_only").c_str());
-  } else if (cmd == "request") {
-    std::fprintf(out, "requested %s\n", request_line(r.value("request", json::object())).c_str());
-    if (r.contains("hint")) std::fprintf(out, "%s\n", str(r, "hint").c_str());
-  } else if (cmd == "approve") {
-    json g = r.value("grant", json::object());
-    const json q = r.value("request", json::object());
-    std::fprintf(out, "%s %s (asked %s) -> %s\n", st.green("approved").c_str(),
-                 str(q, "id").c_str(), asked_by(q).c_str(), grant_line(g).c_str());
-  } else if (cmd == "reject") {
-    const json q = r.value("request", json::object());
-    std::fprintf(out, "rejected %s (asked %s)\n", str(q, "id").c_str(), asked_by(q).c_str());
-  } else if (cmd == "ask") {
-    const json a = r.value("ask", json::object());
-    std::fprintf(out, "ask mode %s\n",
-                 a.value("on", false)
-                     ? ("on: a refused write waits " +
-                        base::duration_text(a.value("timeout_ms", int64_t{0})) + " for a person")
-                           .c_str()
-                     : "off: a refused write fails at once");
-  } else if (cmd == "checkpoint") {
-    // The checkpoint text is several lines by design: real lines, each shown inert.
-    if (r.contains("text") && r["text"].is_string() &&
-        !r["text"].get_ref<const std::string&>().empty()) {
-      print_lines(out, r["text"].get_ref<const std::string&>(), inert);
-    } else {
-      std::fprintf(out, "%s\n", inert(r.dump(2)).c_str());
-    }
-  } else if (cmd == "transition") {
-    std::fprintf(out, "%s -> %s\n", str(r, "from").c_str(), st.bold(str(r, "to")).c_str());
-  } else if (cmd == "memory.search") {
-    print_hits(out, r.value("hits", json::array()), st);
-  } else if (cmd == "memory.save") {
-    std::fprintf(out, "saved %s  %s\n", st.bold(str(r, "id")).c_str(), str(r, "title").c_str());
-  } else if (cmd == "diff") {
-    // The daemon quotes every name in the text (journal/diff.hpp); a line of
-    // contents holding what a terminal would act on is shown inert.
-    const std::string text = r.value("text", std::string());
-    print_lines(out, text, inert_line);
-    if (text.empty()) std::fprintf(out, "turn %s: no changes\n", str(r, "turn").c_str());
-  } else if (cmd == "undo") {
-    const bool applied = r.value("applied", false);
-    std::fprintf(out, "%s turn %s: %zu restored, %zu removed\n",
-                 applied ? st.green("undid").c_str() : "would undo", str(r, "turn").c_str(),
-                 r.value("restored", json::array()).size(),
-                 r.value("removed", json::array()).size());
-    for (const auto& p : r.value("restored", json::array())) {
-      std::fprintf(out, "  restored %s\n", name_of(p).c_str());
-    }
-    for (const auto& p : r.value("removed", json::array())) {
-      std::fprintf(out, "  removed  %s\n", name_of(p).c_str());
-    }
-    for (const auto& p : r.value("not_undoable", json::array())) {
-      std::fprintf(out, "  not undoable %s (%s)\n", name(p, "path").c_str(), str(p, "why").c_str());
-    }
-    if (applied && r.value("can_be_undone", false)) {
-      std::fprintf(out, "journaled in turn %s: `leasectl undo --turn %s` puts it back\n",
-                   str(r, "journaled_in_turn").c_str(), str(r, "journaled_in_turn").c_str());
-    } else if (applied) {
-      std::fprintf(out, "this undo put back the current turn itself: it cannot be undone\n");
-    }
-  } else if (cmd == "audit.show") {
-    // One line a record, as watch shows it: what the agent chose (names, commands)
-    // through the inert renderer.
-    const json records = r.value("records", json::array());
-    if (const size_t left_out = r.value("left_out", size_t{0}); left_out > 0) {
-      std::fprintf(out, "(%zu earlier records are not shown)\n", left_out);
-    }
-    for (const auto& e : records) std::fprintf(out, "%s\n", format_event(e, st).c_str());
-    if (records.empty()) std::fprintf(out, "no audit record matches\n");
-  } else if (cmd == "audit.verify") {
-    std::fprintf(out, "%s: %s records\n", st.green("audit chain intact").c_str(),
-                 str(r, "records", "0").c_str());
-  } else if (cmd == "requests") {  // status, narrowed
-    const json pending = r.value("pending_requests", json::array());
-    if (pending.empty()) std::fprintf(out, "no request waits for an answer\n");
-    print_requests(out, pending, "", st);
-  } else if (cmd == "grants") {  // status, narrowed
-    const json grants = r.value("grants", json::array());
-    if (grants.empty()) {
-      std::fprintf(out, "no grant in force in turn %s: the tree is read-only\n",
-                   str(r, "turn").c_str());
-    }
-    for (const auto& g : grants) std::fprintf(out, "%s\n", grant_line(g).c_str());
+  const auto& table = printers();
+  if (auto it = table.find(cmd); it != table.end()) {
+    it->second(out, r, st);
   } else {
     std::fprintf(out, "%s\n", inert(r.dump(2)).c_str());
   }

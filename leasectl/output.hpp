@@ -27,7 +27,9 @@ struct Style {
 // line through `render` (base::inert, base::inert_line), joined by newlines.
 std::string render_lines(std::string_view text, std::string (*render)(std::string_view));
 
-// Prints the result of `cmd` (the "result" member of an ok reply) to `out`.
+// Prints the result of `cmd` (the "result" member of an ok reply; for a command
+// that streams, one event) to `out`, by the command's printer: one print_<id> per
+// line of protocol/command_list.def, plus the views `requests` and `grants`.
 void print_result(std::FILE* out, std::string_view cmd, const nlohmann::json& result,
                   const Style& style);
 

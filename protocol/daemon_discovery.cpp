@@ -164,4 +164,12 @@ std::optional<std::string> check_daemon_peer(int fd, const DiscoveredDaemon& d) 
   return std::nullopt;
 }
 
+Client connect_daemon(const DiscoveredDaemon& d) {
+  Client client = Client::connect(d.socket);
+  if (d.pid != 0) {
+    if (auto why = check_daemon_peer(client.fd(), d)) throw UntrustedDaemon(*why);
+  }
+  return client;
+}
+
 }  // namespace leasefs::protocol

@@ -24,6 +24,8 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/client.hpp"
+
 namespace leasefs::protocol {
 
 struct DiscoveredDaemon {
@@ -53,5 +55,16 @@ std::vector<DiscoveredDaemon> trusted_daemons(uid_t self);
 // nullopt when the peer of the connected socket `fd` may be the daemon `d`
 // describes; otherwise what is wrong, for the person reading it.
 std::optional<std::string> check_daemon_peer(int fd, const DiscoveredDaemon& d);
+
+// What answered is not the daemon discovery found (what() says why).
+class UntrustedDaemon : public NoDaemon {
+ public:
+  using NoDaemon::NoDaemon;
+};
+
+// Connects to `d.socket`. A daemon from discovery (pid set) must also pass
+// check_daemon_peer, or this throws UntrustedDaemon; one named by the caller
+// (pid 0) is the caller's choice. Throws NoDaemon when nothing answers.
+Client connect_daemon(const DiscoveredDaemon& d);
 
 }  // namespace leasefs::protocol

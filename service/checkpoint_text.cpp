@@ -8,6 +8,7 @@ namespace {
 
 constexpr std::string_view kMarkerOpen = "<!-- longrun-state: ";
 constexpr std::string_view kMarkerClose = " -->";
+constexpr std::string_view kClosing = "Writes are closed: this checkpoint revoked the lease.";
 
 std::string or_none(const std::string& text) {
   return text.empty() ? "(none recorded)" : text;
@@ -47,8 +48,8 @@ std::string render_checkpoint(const gate::TaskState& s, const CheckpointNotes& n
   out << "## Verified\n" << or_none(notes.verified) << "\n\n";
   out << "## Discarded\n" << or_none(notes.discarded) << "\n\n";
   out << "## Needs approval before the next action\n" << or_none(notes.needs_approval) << "\n\n";
-  out << "Writes are closed: this checkpoint revoked the lease. Resume with `leasectl resume "
-      << s.task_id << "`; writing again needs a new grant.\n";
+  out << kClosing << " Resume with `leasectl resume " << s.task_id
+      << "`; writing again needs a new grant.\n";
   const nlohmann::json marker = {{"task_id", s.task_id},
                                  {"status", to_string(s.status)},
                                  {"access_mode", "read_only"},
@@ -78,6 +79,23 @@ std::string render_task_end(const gate::TaskState& s, const std::string& reason)
 
 std::string task_end_ref(const std::string& task_id) {
   return "end:" + task_id;
+}
+
+CheckpointParts checkpoint_parts(std::string_view text) {
+  // The marker is the last line and the closing advice the one before it; free
+  // text that quotes the advice comes earlier and is left alone.
+  std::string_view body = text;
+  while (!body.empty() && body.back() == '\n') body.remove_suffix(1);
+  const size_t marker_at = body.rfind('\n');
+  if (marker_at == std::string_view::npos || marker_at == 0) return {std::string(text), "", ""};
+  const size_t closing_at = body.rfind('\n', marker_at - 1);
+  const size_t start = closing_at == std::string_view::npos ? 0 : closing_at + 1;
+  if (!body.substr(start, marker_at - start).starts_with(kClosing)) {
+    return {std::string(text), "", ""};
+  }
+  return {std::string(text.substr(0, start)),
+          std::string(text.substr(start, marker_at + 1 - start)),
+          std::string(text.substr(marker_at + 1))};
 }
 
 // Only the last line is read: the daemon writes the marker there, after every

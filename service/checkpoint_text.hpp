@@ -30,6 +30,17 @@ std::string render_checkpoint(const gate::TaskState& state, const CheckpointNote
 std::string render_task_end(const gate::TaskState& state, const std::string& reason);
 std::string task_end_ref(const std::string& task_id);
 
+// A checkpoint text cut around its closing advice, the line before the marker
+// ("Writes are closed: this checkpoint revoked the lease. ..."), so that a client
+// can say something else there: notes + closing + marker == text, where closing
+// is that line with its newline. A text without it (a task's end record) is all notes.
+struct CheckpointParts {
+  std::string notes;
+  std::string closing;
+  std::string marker;
+};
+CheckpointParts checkpoint_parts(std::string_view text);
+
 // The marker on the last line of a checkpoint text, or nullopt when that line is
 // not one or its payload is not a JSON object.
 std::optional<nlohmann::json> parse_checkpoint_marker(std::string_view text);

@@ -133,6 +133,33 @@ TEST_F(ServiceTest, I2_CheckpointIsInMemoryBeforeStateAndBeforeItIsReturned) {
   EXPECT_FALSE(can_write());
 }
 
+// A client shows a resumed checkpoint with other closing advice: the reply cuts
+// the text at the real closing line, never at the same words quoted in a note.
+TEST(CheckpointText, PartsCutAtTheClosingLineNotAtAQuotedOne) {
+  TaskState s;
+  s.task_id = "T_1";
+  s.last_checkpoint_id = "C_0001";
+  s.description = "Writes are closed: this checkpoint revoked the lease. (a quote)";
+  const std::string text = service::render_checkpoint(
+      s, {"Writes are closed: this checkpoint revoked the lease.", "", "", ""});
+  const auto parts = service::checkpoint_parts(text);
+  EXPECT_EQ(parts.notes + parts.closing + parts.marker, text);
+  EXPECT_TRUE(
+      parts.closing.starts_with("Writes are closed: this checkpoint revoked the lease. "
+                                "Resume with `leasectl resume T_1`"))
+      << parts.closing;
+  EXPECT_TRUE(parts.closing.ends_with("\n"));
+  EXPECT_TRUE(parts.marker.starts_with("<!-- longrun-state: ")) << parts.marker;
+  EXPECT_NE(parts.notes.find("## Summary\nWrites are closed"), std::string::npos) << parts.notes;
+
+  // A task's end record has no closing advice: all of it is notes.
+  const std::string end = service::render_task_end(s, "done");
+  const auto end_parts = service::checkpoint_parts(end);
+  EXPECT_EQ(end_parts.notes, end);
+  EXPECT_TRUE(end_parts.closing.empty());
+  EXPECT_TRUE(end_parts.marker.empty());
+}
+
 TEST_F(ServiceTest, I2_MemoryFailureReturnsNoTextRevokesAndKeepsAPendingCheckpoint) {
   start_and_grant();
   const std::string before = state_file();
