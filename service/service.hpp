@@ -21,13 +21,16 @@
 #include "gate/task_state.hpp"
 #include "memory/ledger.hpp"
 #include "memory/memory_store.hpp"
-#include "service/event_bus.hpp"
+#include "report/event_bus.hpp"
 #include "service/foreign_mount.hpp"
 #include "service/results.hpp"
 #include "service/state_store.hpp"
 #include "service/status_file.hpp"
 
 namespace leasefs::service {
+
+// The use cases publish their events on the report room's bus.
+using report::EventBus;
 
 struct StartArgs {
   std::string description;
