@@ -19,6 +19,7 @@
 #include "base/error.hpp"
 #include "control/ask_desk.hpp"
 #include "control/commands.hpp"
+#include "control/render.hpp"
 #include "control/server.hpp"
 #include "control/socket_acl.hpp"
 #include "daemon/store_memo.hpp"
@@ -38,16 +39,6 @@
 namespace leasefs::daemon {
 
 namespace {
-
-nlohmann::json verify_result_json(const memory::VerifyResult& r) {
-  nlohmann::json out = {{"ok", r.ok}, {"records", r.records}};
-  if (!r.ok) {
-    out["first_bad_line"] = r.first_bad_line;
-    out["kind"] = r.kind;
-    out["message"] = r.message;
-  }
-  return out;
-}
 
 // A daemon may hold many control connections; let it use the descriptors it may.
 void raise_fd_limit() {
@@ -111,7 +102,7 @@ struct Runtime::Impl {
       reporter.set_sink(pump.get());
       control::CommandContext ctx;
       ctx.service = service.get();
-      ctx.audit_verify = [this] { return verify_result_json(audit.verify()); };
+      ctx.audit_verify = [this] { return control::render(audit.verify()); };
       ctx.control_stats = [c = budget_counters] { return c->to_json(); };
       ctx.journal = journal_cases.get();
       ctx.flush_refusals = [p = pump.get()] { p->flush_refusals(); };
