@@ -203,4 +203,14 @@ json render(service::UndoResult r) {
   return out;
 }
 
+json render(const memory::VerifyResult& r) {
+  json out = {{"ok", r.ok}, {"records", r.records}};
+  if (!r.ok) {
+    out["first_bad_line"] = r.first_bad_line;
+    out["kind"] = r.kind;
+    out["message"] = r.message;
+  }
+  return out;
+}
+
 }  // namespace leasefs::control

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memory/audit_log.hpp"
 #include "service/results.hpp"
 
 namespace leasefs::control {
@@ -32,5 +33,6 @@ nlohmann::json render(const service::SetAskResult& result);
 nlohmann::json render(const service::JournalStatus& status);
 nlohmann::json render(service::DiffResult result);
 nlohmann::json render(service::UndoResult result);
+nlohmann::json render(const memory::VerifyResult& result);  // audit.verify
 
 }  // namespace leasefs::control

@@ -39,7 +39,7 @@ struct Server::Impl {
     Dispatcher::Outcome outcome;
   };
 
-  Impl(ServerOptions o, Dispatcher& d, service::EventBus& e)
+  Impl(ServerOptions o, Dispatcher& d, report::EventBus& e)
       : options(std::move(o)),
         dispatcher(d),
         events(e),
@@ -48,7 +48,7 @@ struct Server::Impl {
 
   ServerOptions options;
   Dispatcher& dispatcher;
-  service::EventBus& events;
+  report::EventBus& events;
   UidBudgets budgets;
 
   Listener listener;
@@ -432,7 +432,7 @@ struct Server::Impl {
   }
 };
 
-Server::Server(ServerOptions options, Dispatcher& dispatcher, service::EventBus& events)
+Server::Server(ServerOptions options, Dispatcher& dispatcher, report::EventBus& events)
     : impl_(std::make_unique<Impl>(std::move(options), dispatcher, events)) {}
 
 Server::~Server() {

@@ -44,7 +44,7 @@
 #include "control/commands.hpp"
 #include "control/listener.hpp"
 #include "control/peer.hpp"
-#include "service/event_bus.hpp"
+#include "report/event_bus.hpp"
 
 namespace leasefs::control {
 
@@ -69,7 +69,7 @@ struct ServerOptions {
 
 class Server {
  public:
-  Server(ServerOptions options, Dispatcher& dispatcher, service::EventBus& events);
+  Server(ServerOptions options, Dispatcher& dispatcher, report::EventBus& events);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

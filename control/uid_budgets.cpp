@@ -13,7 +13,7 @@ UidBudgets::Slot::~Slot() {
 }
 
 UidBudgets::UidBudgets(Budgets budgets, size_t max_connections, size_t max_watchers,
-                       std::shared_ptr<BudgetCounters> counters, service::EventBus& events)
+                       std::shared_ptr<BudgetCounters> counters, report::EventBus& events)
     : budgets_(budgets),
       max_connections_(max_connections),
       max_watchers_(max_watchers),

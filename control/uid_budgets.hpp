@@ -14,7 +14,7 @@
 
 #include "control/budget.hpp"
 #include "gate/actor.hpp"
-#include "service/event_bus.hpp"
+#include "report/event_bus.hpp"
 
 namespace leasefs::control {
 
@@ -40,7 +40,7 @@ class UidBudgets {
 
   // `max_*` bound everybody together; `budgets` the non-approvers.
   UidBudgets(Budgets budgets, size_t max_connections, size_t max_watchers,
-             std::shared_ptr<BudgetCounters> counters, service::EventBus& events);
+             std::shared_ptr<BudgetCounters> counters, report::EventBus& events);
 
   // A slot for `actor` while `in_use` of the kind are held, or null with `*why`
   // set (and the refusal counted) when its budget is spent.
@@ -73,7 +73,7 @@ class UidBudgets {
   size_t max_connections_;
   size_t max_watchers_;
   std::shared_ptr<BudgetCounters> counters_;
-  service::EventBus& events_;
+  report::EventBus& events_;
 
   std::mutex mu_;  // guards uses_, the totals and last_notice_
   std::unordered_map<uid_t, UidUse> uses_;

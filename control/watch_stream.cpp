@@ -2,7 +2,7 @@
 
 namespace leasefs::control {
 
-WatchStream::WatchStream(service::EventBus& bus, std::function<void()> wake)
+WatchStream::WatchStream(report::EventBus& bus, std::function<void()> wake)
     : bus_(bus), queue_(bus.subscribe()) {
   queue_->set_wake(std::move(wake));
 }

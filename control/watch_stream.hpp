@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "service/event_bus.hpp"
+#include "report/event_bus.hpp"
 
 namespace leasefs::control {
 
@@ -19,7 +19,7 @@ class WatchStream {
  public:
   // Subscribes now, so that every event after the caller's ack is seen; `wake`
   // is called from the publishing thread after each event.
-  WatchStream(service::EventBus& bus, std::function<void()> wake);
+  WatchStream(report::EventBus& bus, std::function<void()> wake);
   ~WatchStream();
   WatchStream(const WatchStream&) = delete;
   WatchStream& operator=(const WatchStream&) = delete;
@@ -30,8 +30,8 @@ class WatchStream {
   bool ended() const;
 
  private:
-  service::EventBus& bus_;
-  std::shared_ptr<service::EventQueue> queue_;
+  report::EventBus& bus_;
+  std::shared_ptr<report::EventQueue> queue_;
 };
 
 }  // namespace leasefs::control

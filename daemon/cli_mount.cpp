@@ -303,7 +303,7 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     // Over the root with nobody left inside, names change only through the mount
     // and undo: a write may be judged by a cached path (fuse/path_cache.hpp).
     fso.stable_names = mountpoint == root && !busy.watch;
-    fuse::Filesystem fs(root_fd.get(), runtime.gate(), fso);
+    fuse::Filesystem fs(root_fd.get(), runtime.gate(), runtime.reporter(), fso);
     fs.set_journal(runtime.journal());
     fs.set_disk_reserve(&runtime.disk_reserve());
     fs.attach_asks(&runtime.asks());

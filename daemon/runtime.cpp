@@ -1,30 +1,25 @@
 // The daemon's control plane for one root, assembled in dependency order:
 //
 //   .longrun lock -> state store -> memory, ledger, idempotency, audit (memory.db,
-//   audit.jsonl) -> event bus -> gate -> service (loads state, revokes any old
-//   lease, publishes the first snapshot) -> gate event pump -> control server.
+//   audit.jsonl) -> event bus -> gate, reporter -> audit writer -> service (loads
+//   state, revokes any old lease, publishes the first snapshot) -> pump ->
+//   control server.
 //
-// Every event on the bus is appended to the audit log by one subscriber thread,
-// subscribed before the service exists so that nothing it emits is missed.
-// stop() undoes the moving parts in reverse: server, gate reports, bus, audit.
+// The audit writer (report/audit_writer.hpp) subscribes before the service
+// exists, so that nothing it emits is missed. stop() undoes the moving parts in
+// reverse: server, reports, bus, audit.
 #include "daemon/runtime.hpp"
 
-#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <mutex>
-#include <thread>
 
-#include "base/clock.hpp"
 #include "base/disk_reserve.hpp"
 #include "base/error.hpp"
-#include "base/failpoint.hpp"
-#include "base/thread_name.hpp"
 #include "control/ask_desk.hpp"
 #include "control/commands.hpp"
-#include "control/event_pump.hpp"
+#include "control/render.hpp"
 #include "control/server.hpp"
 #include "control/socket_acl.hpp"
 #include "daemon/store_memo.hpp"
@@ -33,7 +28,9 @@
 #include "memory/ledger.hpp"
 #include "memory/sqlite_memory_store.hpp"
 #include "protocol/socket_path.hpp"
-#include "service/event_bus.hpp"
+#include "report/audit_writer.hpp"
+#include "report/event_bus.hpp"
+#include "report/pump.hpp"
 #include "service/journal_use_cases.hpp"
 #include "service/service.hpp"
 #include "state/longrun_dir.hpp"
@@ -42,16 +39,6 @@
 namespace leasefs::daemon {
 
 namespace {
-
-nlohmann::json verify_result_json(const memory::VerifyResult& r) {
-  nlohmann::json out = {{"ok", r.ok}, {"records", r.records}};
-  if (!r.ok) {
-    out["first_bad_line"] = r.first_bad_line;
-    out["kind"] = r.kind;
-    out["message"] = r.message;
-  }
-  return out;
-}
 
 // A daemon may hold many control connections; let it use the descriptors it may.
 void raise_fd_limit() {
@@ -80,11 +67,7 @@ struct Runtime::Impl {
         idempotency(dir.path("memory.db")),
         audit(dir.path("audit.jsonl"), dir.path("memory.db"),
               memory::AuditLog::Options{options.audit_fsync}),
-        audit_queue(bus.subscribe_lossless(8192)),
-        audit_thread([this] {
-          base::name_this_thread("audit");
-          audit_main();
-        }),
+        audit_writer(bus, audit, reserve),
         memo(idempotency) {
     try {
       dir.share_with(options.agent_gid);
@@ -110,12 +93,16 @@ struct Runtime::Impl {
         journal_cases =
             std::make_unique<service::JournalUseCases>(*service, *journal, bus, &ledger);
       }
-      pump = std::make_unique<control::GateEventPump>(service.get(), bus, options.hash_limit_bytes);
+      pump = std::make_unique<report::Pump>(
+          [s = service.get()](const std::vector<nlohmann::json>& refusals, uint64_t extra) {
+            s->note_refusals(refusals, extra);
+          },
+          bus, options.hash_limit_bytes);
       pump->start();
-      gate.set_sink(pump.get());
+      reporter.set_sink(pump.get());
       control::CommandContext ctx;
       ctx.service = service.get();
-      ctx.audit_verify = [this] { return verify_result_json(audit.verify()); };
+      ctx.audit_verify = [this] { return control::render(audit.verify()); };
       ctx.control_stats = [c = budget_counters] { return c->to_json(); };
       ctx.journal = journal_cases.get();
       ctx.flush_refusals = [p = pump.get()] { p->flush_refusals(); };
@@ -139,86 +126,6 @@ struct Runtime::Impl {
   }
 
   ~Impl() { shutdown(); }
-
-  // Appends what has queued up within kGather of the first event as one batch
-  // (one write, one sync; at once when kMaxBatch are already waiting): a burst
-  // of events (a leased `git checkout` or an untar closing thousands of files)
-  // costs a sync per 10 ms, not one per file as it did without the wait, the
-  // pump feeding one event per sync. A batch that cannot be appended is not
-  // forgotten: the next one begins with an "audit_lost" record saying how many
-  // events of which types were lost and why, which `audit verify` reports. The
-  // failpoint "audit.lose_batch" loses the first batch, to test exactly that.
-  void audit_main() {
-    constexpr size_t kMaxBatch = 512;
-    constexpr std::chrono::milliseconds kGather{10};
-    std::vector<base::JsonText> batch;
-    uint64_t lost = 0;
-    nlohmann::json lost_types = nlohmann::json::object();
-    std::string lost_why;
-    bool lose_next = base::failpoint_armed("audit.lose_batch");
-    while (true) {
-      auto event = audit_queue->pop(std::chrono::milliseconds(500));
-      if (!event) {
-        if (audit_queue->closed()) break;
-        continue;
-      }
-      batch.clear();
-      if (lost > 0) {
-        batch.emplace_back(nlohmann::json{{"type", "audit_lost"},
-                                          {"count", lost},
-                                          {"types", lost_types},
-                                          {"error", lost_why},
-                                          {"ts_ms", base::now_ms()}});
-      }
-      batch.push_back(std::move(*event));
-      auto take_queued = [&] {
-        while (batch.size() < kMaxBatch) {
-          auto more = audit_queue->pop(std::chrono::milliseconds(0));
-          if (!more) break;
-          batch.push_back(std::move(*more));
-        }
-      };
-      take_queued();
-      // A full batch goes at once: under a flood the wait would only slow the writer.
-      if (batch.size() < kMaxBatch && !audit_queue->closed()) {
-        std::this_thread::sleep_for(kGather);
-        take_queued();
-      }
-      try {
-        if (std::exchange(lose_next, false)) {
-          throw std::runtime_error("failpoint audit.lose_batch");
-        }
-        const size_t appended = audit.count();
-        try {
-          audit.append_batch(batch);
-        } catch (const std::exception& e) {
-          // Perhaps the disk is full: its reserve is for this, so once more with
-          // it, unless the batch reached the log (only its anchor failed).
-          if (reserve.full() || audit.count() != appended) throw;
-          spdlog::warn("audit: {}; the disk's reserve is given up and the batch retried", e.what());
-          reserve.no_space();
-          audit.append_batch(batch);
-        }
-        lost = 0;
-        lost_types = nlohmann::json::object();
-        lost_why.clear();
-      } catch (const std::exception& e) {
-        spdlog::error("audit: could not append {} event(s): {}", batch.size(), e.what());
-        for (const auto& text : batch) {
-          const nlohmann::json ev = text.value();
-          if (ev.value("type", std::string()) == "audit_lost") continue;  // counted already
-          ++lost;
-          const std::string type = ev.value("type", std::string("?"));
-          lost_types[type] = lost_types.value(type, uint64_t{0}) + 1;
-        }
-        lost_why = e.what();
-      }
-    }
-    if (lost > 0) {
-      spdlog::error("audit: {} event(s) lost and not recorded in the chain: {}", lost,
-                    lost_types.dump());
-    }
-  }
 
   void start_control() {
     std::lock_guard lock(mu);
@@ -261,10 +168,10 @@ struct Runtime::Impl {
     gate.publish(gate::GateSnapshot{});  // also ends every parked ask (fuse/parked_requests.hpp)
     asks.attach_desk(nullptr);
     if (desk) desk->stop();
-    gate.set_sink(nullptr);
+    reporter.set_sink(nullptr);
     if (pump) pump->stop();
-    bus.close_all();  // the audit thread drains its queue, then returns
-    if (audit_thread.joinable()) audit_thread.join();
+    bus.close_all();
+    audit_writer.stop();  // after it has written what was queued
   }
 
   std::string root_path;
@@ -277,17 +184,17 @@ struct Runtime::Impl {
   memory::Ledger ledger;
   memory::IdempotencyStore idempotency;
   memory::AuditLog audit;
-  service::EventBus bus;
+  report::EventBus bus;
   gate::Gate gate;
+  report::Reporter reporter{gate};
   gate::AskChannel asks;  // before the service and the desk, which point to it
-  std::shared_ptr<service::EventQueue> audit_queue;
-  std::thread audit_thread;
+  report::AuditWriter audit_writer;
   StoreMemo memo;
   std::unique_ptr<service::Service> service;
   std::unique_ptr<control::AskDesk> desk;
   std::unique_ptr<journal::Journal> journal;
   std::unique_ptr<service::JournalUseCases> journal_cases;
-  std::unique_ptr<control::GateEventPump> pump;
+  std::unique_ptr<report::Pump> pump;
   std::unique_ptr<control::Dispatcher> dispatcher;
   std::unique_ptr<control::Server> server;
   std::shared_ptr<control::BudgetCounters> budget_counters =
@@ -312,6 +219,10 @@ void Runtime::set_file_plane_status(std::function<nlohmann::json()> fn) {
 
 gate::Gate& Runtime::gate() noexcept {
   return impl_->gate;
+}
+
+report::Reporter& Runtime::reporter() noexcept {
+  return impl_->reporter;
 }
 
 journal::Journal* Runtime::journal() noexcept {

@@ -1,6 +1,7 @@
 // Everything a daemon serves for one root except the filesystem: the lock on
 // .longrun, state, memory, ledger, audit, the service, the event bus and the
-// control socket. The filesystem asks gate() before every mutation.
+// control socket. The filesystem asks gate() before every mutation and tells
+// reporter() what it refused and did.
 #pragma once
 
 #include <sys/types.h>
@@ -20,6 +21,7 @@
 #include "gate/gate.hpp"
 #include "gate/protected_paths.hpp"
 #include "journal/journal.hpp"
+#include "report/reporter.hpp"
 #include "service/foreign_mount.hpp"
 
 namespace leasefs::daemon {
@@ -64,6 +66,8 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   gate::Gate& gate() noexcept;
+  // Where the filesystem's reports go: the pump, then the bus and the audit.
+  report::Reporter& reporter() noexcept;
   // The journal the filesystem records into; nullptr when it is off.
   journal::Journal* journal() noexcept;
   // Ask mode's channel; the filesystem attaches its waiting room to it.

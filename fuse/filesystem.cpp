@@ -46,8 +46,9 @@ std::string fd_target(int fd) {
 
 }  // namespace
 
-Filesystem::Filesystem(int root_fd, gate::Gate& gate, FsOptions options)
+Filesystem::Filesystem(int root_fd, gate::Gate& gate, report::Reporter& reporter, FsOptions options)
     : gate_(gate),
+      reporter_(reporter),
       options_(options),
       root_(dup_path_fd(root_fd), stat_fd(root_fd), false),
       root_prefix_(fd_target(root_.fd.get())),
@@ -353,13 +354,13 @@ void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& 
 void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& caller,
                         gate::DenyReason reason, NotedRefusal ask) {
   if (!RefusalNote::active()) {
-    gate_.report_refusal(op, path, caller, reason);
+    reporter_.refusal(op, path, caller, reason);
     return;
   }
   // Reported when the operation fails, with the time and turn of now.
-  ask.report = [&gate = gate_, op, path = std::string(path), caller, reason, at_ms = base::now_ms(),
-                turn = gate_.snapshot()->turn] {
-    gate.report_refusal(op, path, caller, reason, at_ms, turn);
+  ask.report = [&reporter = reporter_, op, path = std::string(path), caller, reason,
+                at_ms = base::now_ms(), turn = gate_.snapshot()->turn] {
+    reporter.refusal(op, path, caller, reason, at_ms, turn);
   };
   ask.reason = reason;  // ask.op is the operation asked for (a rename, not its unlink)
   RefusalNote::record(std::move(ask));
@@ -373,7 +374,7 @@ bool Filesystem::park(fuse_req_t req, NotedRefusal& noted, ParkedRequests::Attem
 
 void Filesystem::report_allowed(gate::Op op, std::string path, const gate::Caller& caller,
                                 std::string grant_id, std::string target) noexcept {
-  gate_.report_allowed({op, std::move(path), std::move(target), caller, std::move(grant_id), 1});
+  reporter_.allowed({op, std::move(path), std::move(target), caller, std::move(grant_id), 1});
 }
 
 int Filesystem::gate_inode(gate::Op op, const Inode& inode, const gate::Caller& caller,

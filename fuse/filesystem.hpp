@@ -32,6 +32,7 @@
 #include "fuse/reply.hpp"
 #include "fuse/temp_siblings.hpp"
 #include "gate/gate.hpp"
+#include "report/reporter.hpp"
 
 namespace leasefs::journal {
 class Journal;
@@ -75,8 +76,9 @@ struct FileHandle {
 class Filesystem final : public gate::PublishListener {
  public:
   // `root_fd` reaches the backing tree (opened before any mount over it); it is
-  // duplicated, the caller keeps its own.
-  Filesystem(int root_fd, gate::Gate& gate, FsOptions options = {});
+  // duplicated, the caller keeps its own. Refusals, allowed mutations and closed
+  // files go to `reporter`.
+  Filesystem(int root_fd, gate::Gate& gate, report::Reporter& reporter, FsOptions options = {});
   ~Filesystem() override;
   Filesystem(const Filesystem&) = delete;
   Filesystem& operator=(const Filesystem&) = delete;
@@ -113,6 +115,7 @@ class Filesystem final : public gate::PublishListener {
   const InodeTable& table() const noexcept { return table_; }
   const FdCache& fd_cache() const noexcept { return *cache_; }
   gate::Gate& gate() noexcept { return gate_; }
+  report::Reporter& reporter() noexcept { return reporter_; }
   const FsOptions& options() const noexcept { return options_; }
   // Whether the kernel takes an ENOSYS to OPENDIR as "directories need no
   // open" (set at init, before any request).
@@ -158,13 +161,13 @@ class Filesystem final : public gate::PublishListener {
   // it was opened as `docs/x`. The path is needed only when some grant is
   // path-narrowed, and then comes from the handle's cache while no name changed
   // (path_cache.hpp, FsOptions::stable_names), else from a readlink.
-  // Tells the gate's sink (the audit) of a mutation it allowed; `path` relative
+  // Tells the reporter (the audit) of a mutation the gate allowed; `path` relative
   // to the root. Writes through an open file are not told one by one (kWrite is
   // skipped): the file's close is.
   void report_allowed(gate::Op op, std::string path, const gate::Caller& caller,
                       std::string grant_id, std::string target = {}) noexcept;
 
-  // A refusal: reported to the gate, and noted for ask mode (refusal_note.hpp) with
+  // A refusal: reported (report/reporter.hpp), and noted for ask mode (refusal_note.hpp) with
   // what a grant would have to name (`ask`, whose op is the operation asked for;
   // by default `op` on `path` alone).
   void refuse(gate::Op op, std::string_view path, const gate::Caller& caller,
@@ -253,6 +256,7 @@ class Filesystem final : public gate::PublishListener {
   std::string cached_path_of(const Inode& inode, CachedPath* where = nullptr) const;
 
   gate::Gate& gate_;
+  report::Reporter& reporter_;
   journal::Journal* journal_ = nullptr;
   base::DiskReserve* reserve_ = nullptr;
   FsOptions options_;

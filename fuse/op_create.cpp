@@ -66,8 +66,8 @@ int create_new(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mod
     // Too many temporaries this turn: the create is refused after all.
     ::unlinkat(dir.fd.get(), name, 0);
     fs.table().forget(handle->inode, 1);
-    gate.report_refusal(gate::Op::kCreate, handle->path, handle->opener,
-                        gate::DenyReason::kOutOfScope);
+    fs.reporter().refusal(gate::Op::kCreate, handle->path, handle->opener,
+                          gate::DenyReason::kOutOfScope);
     return -EACCES;
   }
   apply_cache_policy(fi, is_protected);

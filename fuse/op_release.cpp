@@ -15,14 +15,14 @@ void op_release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
     if (!handle) return static_cast<void>(reply_status(req, 0));
     const uint64_t written = handle->bytes_written.load();
     if (written > 0) {
-      gate::WriteClosed closed;
+      report::WriteClosed closed;
       closed.path = handle->path;
       closed.bytes_written = written;
       closed.grant_id = handle->grant_id;
       closed.caller = handle->opener;
       closed.content.reset(
           ::open(Filesystem::fd_path(handle->inode->fd.get()).c_str(), O_RDONLY | O_CLOEXEC));
-      Filesystem::of(req).gate().report_write_closed(std::move(closed));
+      Filesystem::of(req).reporter().write_closed(std::move(closed));
     }
     handle.reset();
     reply_status(req, 0);

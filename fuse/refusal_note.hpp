@@ -19,7 +19,7 @@ struct NotedRefusal {
   gate::DenyReason reason = gate::DenyReason::kNone;
   std::vector<std::string> paths;  // what a grant would have to name, literally
   std::vector<std::string> trees;  // directories whose whole subtree it would have to name
-  // Reports the refusal to the gate. Held while the operation may still be
+  // Reports the refusal (report/reporter.hpp). Held while the operation may still be
   // parked: a write ask mode lets through after approval was no refusal.
   std::function<void()> report;
 };

@@ -40,8 +40,7 @@ void Filesystem::take_leftover(const TempSibling& s) noexcept {
     const int r = journaled ? journal_->keep_leftover(s.turn, s.path, s.dev, s.ino)
                             : unlink_if_same(root_.fd.get(), s.path, s.dev, s.ino);
     if (r == -ENOENT || r == -ESTALE) return;  // unlinked or replaced: not a leftover
-    gate_.report_refusal(gate::Op::kCreate, s.path, s.creator,
-                         gate::DenyReason::kTemporaryLeftover);
+    reporter_.refusal(gate::Op::kCreate, s.path, s.creator, gate::DenyReason::kTemporaryLeftover);
     if (r < 0) {
       spdlog::error("temporary file {} outlived its turn {} and could not be taken out: {}", s.path,
                     s.turn, std::strerror(-r));

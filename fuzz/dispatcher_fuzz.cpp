@@ -20,7 +20,7 @@
 #include "gate/gate.hpp"
 #include "memory/ledger.hpp"
 #include "memory/sqlite_memory_store.hpp"
-#include "service/event_bus.hpp"
+#include "report/event_bus.hpp"
 #include "service/service.hpp"
 #include "state/longrun_dir.hpp"
 #include "state/state_store.hpp"
@@ -48,7 +48,7 @@ struct World {
   std::string path;
   int root_fd = -1;
   gate::Gate gate;
-  service::EventBus bus;
+  report::EventBus bus;
   std::unique_ptr<service::LongrunDir> dir;
   std::unique_ptr<service::StateStore> store;
   std::unique_ptr<memory::SqliteMemoryStore> memory;

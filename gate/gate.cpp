@@ -1,20 +1,6 @@
 #include "gate/gate.hpp"
 
-#include <fcntl.h>
-
 namespace leasefs::gate {
-
-std::string process_name(pid_t pid) {
-  std::string path = "/proc/" + std::to_string(pid) + "/comm";
-  base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return "?";
-  char buf[64];
-  ssize_t n = ::read(fd.get(), buf, sizeof buf);
-  if (n <= 0) return "?";
-  std::string name(buf, static_cast<size_t>(n));
-  while (!name.empty() && name.back() == '\n') name.pop_back();
-  return name;
-}
 
 Gate::Gate() : cell_(std::make_unique<const GateSnapshot>()) {}
 
@@ -110,56 +96,6 @@ void Gate::publish(GateSnapshot snapshot) {
     auto snap = cell_.read();
     listener_->on_published(*snap);
   }
-}
-
-void Gate::set_sink(GateEventSink* sink) noexcept {
-  sink_.store(sink);
-}
-
-// Every refusal reaches the sink, which counts them (the audit must hold every
-// count). The map here only keeps the process name of a (pid, op, path) for the
-// coalescing window, so a storm of refusals does not read /proc for each.
-void Gate::report_refusal(Op op, std::string_view path, const Caller& caller, DenyReason reason,
-                          int64_t at_ms, uint64_t turn) noexcept {
-  try {
-    GateEventSink* sink = sink_.load();
-    if (!sink) return;
-    const int64_t now = base::now_ms();
-    std::string process;
-    {
-      std::string key =
-          std::to_string(caller.pid) + '/' + std::string(op_name(op)) + '/' + std::string(path);
-      std::lock_guard lock(recent_mu_);
-      // A storm of distinct refusals (a refused `rm -rf`) must not make every
-      // refusal scan a huge map: sweep at most once per window, and past twice the
-      // cap start over (only names are lost: they are read again).
-      if (recent_.size() > kMaxRecent && now - last_sweep_ms_ >= kCoalesceWindowMs) {
-        std::erase_if(
-            recent_, [&](const auto& kv) { return now - kv.second.first_ms >= kCoalesceWindowMs; });
-        last_sweep_ms_ = now;
-      }
-      if (recent_.size() > 2 * kMaxRecent) recent_.clear();
-      auto it = recent_.find(key);
-      if (it != recent_.end() && now - it->second.first_ms < kCoalesceWindowMs) {
-        process = it->second.process;
-      } else {
-        process = process_name(caller.pid);
-        recent_.insert_or_assign(std::move(key), RecentRefusal{now, process});
-      }
-    }
-    sink->on_refusal(Refusal{op, std::string(path), caller, std::move(process), reason, 1,
-                             at_ms > 0 ? at_ms : now, at_ms > 0 ? turn : snapshot()->turn});
-  } catch (...) {
-    // Reporting must never turn a refusal into a crash of the filesystem thread.
-  }
-}
-
-void Gate::report_write_closed(WriteClosed closed) noexcept {
-  if (GateEventSink* sink = sink_.load()) sink->on_write_closed(std::move(closed));
-}
-
-void Gate::report_allowed(Allowed allowed) noexcept {
-  if (GateEventSink* sink = sink_.load()) sink->on_allowed(std::move(allowed));
 }
 
 }  // namespace leasefs::gate

@@ -39,8 +39,8 @@ std::vector<std::string> normalized(const std::vector<std::string>& paths) {
 
 }  // namespace
 
-JournalUseCases::JournalUseCases(Service& service, journal::Journal& journal, EventBus& events,
-                                 memory::Ledger* ledger)
+JournalUseCases::JournalUseCases(Service& service, journal::Journal& journal,
+                                 report::EventBus& events, memory::Ledger* ledger)
     : service_(service), journal_(journal), events_(events), ledger_(ledger) {}
 
 DiffResult JournalUseCases::diff(const DiffArgs& args, const gate::Actor& actor) {

@@ -14,7 +14,7 @@
 #include "gate/actor.hpp"
 #include "journal/journal.hpp"
 #include "memory/ledger.hpp"
-#include "service/event_bus.hpp"
+#include "report/event_bus.hpp"
 #include "service/results.hpp"
 
 namespace leasefs::service {
@@ -39,7 +39,7 @@ class JournalUseCases {
  public:
   // `ledger` may be null (tests of the journal alone); with one, an undo is
   // refused unless the ledger records it first.
-  JournalUseCases(Service& service, journal::Journal& journal, EventBus& events,
+  JournalUseCases(Service& service, journal::Journal& journal, report::EventBus& events,
                   memory::Ledger* ledger);
 
   // Called for each path the undo changes, before and after (kernel caches).
@@ -53,7 +53,7 @@ class JournalUseCases {
  private:
   Service& service_;
   journal::Journal& journal_;
-  EventBus& events_;
+  report::EventBus& events_;
   memory::Ledger* ledger_;
   std::function<void(const std::string&)> touch_;
   std::mutex undo_mu_;  // one undo at a time

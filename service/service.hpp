@@ -28,14 +28,17 @@
 #include "gate/task_state.hpp"
 #include "memory/ledger.hpp"
 #include "memory/memory_store.hpp"
+#include "report/event_bus.hpp"
 #include "service/args.hpp"
-#include "service/event_bus.hpp"
 #include "service/foreign_mount.hpp"
 #include "service/results.hpp"
 #include "state/state_store.hpp"
 #include "state/status_file.hpp"
 
 namespace leasefs::service {
+
+// The use cases publish their events on the report room's bus.
+using report::EventBus;
 
 class Service {
  public:

@@ -11,7 +11,7 @@
 #include "memory/ledger.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/sqlite_memory_store.hpp"
-#include "service/event_bus.hpp"
+#include "report/event_bus.hpp"
 #include "service/service.hpp"
 #include "state/longrun_dir.hpp"
 #include "state/state_store.hpp"
@@ -86,7 +86,7 @@ class DispatcherTest : public ::testing::Test {
   std::unique_ptr<memory::SqliteMemoryStore> memory_;
   std::unique_ptr<memory::Ledger> ledger_;
   gate::Gate gate_;
-  service::EventBus bus_;
+  report::EventBus bus_;
   std::unique_ptr<service::Service> service_;
   MapMemo memo_;
   std::unique_ptr<Dispatcher> dispatcher_;
@@ -261,7 +261,7 @@ TEST_F(DispatcherTest, ReadOnlyCommandsIgnoreTheKey) {
 TEST_F(DispatcherTest, MemoryFailuresBecomeMemoryError) {
   BrokenMemory broken;
   gate::Gate gate;
-  service::EventBus bus;
+  report::EventBus bus;
   test::TempDir other;
   base::UniqueFd fd(::open(other.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   service::LongrunDir dir(fd.get(), other.path());

@@ -13,7 +13,7 @@
 #include "control/commands.hpp"
 #include "gate/gate.hpp"
 #include "memory/ledger.hpp"
-#include "service/event_bus.hpp"
+#include "report/event_bus.hpp"
 #include "service/service.hpp"
 #include "state/longrun_dir.hpp"
 #include "state/state_store.hpp"
@@ -68,7 +68,7 @@ class LoopAnswers : public ::testing::Test {
   testing::FakeMemory memory_;
   std::unique_ptr<memory::Ledger> ledger_;
   gate::Gate gate_;
-  service::EventBus bus_;
+  report::EventBus bus_;
   std::unique_ptr<service::Service> service_;
   std::unique_ptr<Dispatcher> dispatcher_;
 };

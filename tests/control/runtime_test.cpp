@@ -181,17 +181,16 @@ TEST_F(ControlTest, WatchStreamsEventsUntilTheClientLeaves) {
 TEST_F(ControlTest, RefusalsAndClosedWritesBecomeEvents) {
   protocol::Client w = h.client();
   ASSERT_TRUE(w.call("watch")["ok"]);
-  h.runtime().gate().report_refusal(gate::Op::kUnlink, "src/x.c",
-                                    gate::Caller{::getpid(), 1000, 1000},
-                                    gate::DenyReason::kNoLease);
+  h.runtime().reporter().refusal(gate::Op::kUnlink, "src/x.c", gate::Caller{::getpid(), 1000, 1000},
+                                 gate::DenyReason::kNoLease);
   std::string file = h.root() + "/hello.txt";
   { std::ofstream(file) << "hello\n"; }
-  gate::WriteClosed closed;
+  report::WriteClosed closed;
   closed.path = "hello.txt";
   closed.bytes_written = 6;
   closed.grant_id = "G_0001";
   closed.content = base::UniqueFd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-  h.runtime().gate().report_write_closed(std::move(closed));
+  h.runtime().reporter().write_closed(std::move(closed));
 
   json refusal, written;
   for (int i = 0; i < 10 && (refusal.is_null() || written.is_null()); ++i) {
@@ -211,7 +210,7 @@ TEST_F(ControlTest, RefusalsAndClosedWritesBecomeEvents) {
   EXPECT_EQ(written["bytes"], 6);
   EXPECT_EQ(written["grant_id"], "G_0001");
   // The service keeps it for status. It is noted there after it is published to
-  // watchers (control/event_pump.cpp), so a watcher may see it first: wait (bounded).
+  // watchers (report/pump.cpp), so a watcher may see it first: wait (bounded).
   json recent = h.ok("status")["recent_refusals"];
   for (int i = 0; i < 100 && recent.empty(); ++i) {
     std::this_thread::sleep_for(50ms);
@@ -228,10 +227,10 @@ TEST(ControlHashLimit, LargeFilesAreNotHashed) {
   ASSERT_TRUE(w.call("watch")["ok"]);
   std::string file = h.root() + "/big.txt";
   { std::ofstream(file) << "more than four bytes"; }
-  gate::WriteClosed closed;
+  report::WriteClosed closed;
   closed.path = "big.txt";
   closed.content = base::UniqueFd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-  h.runtime().gate().report_write_closed(std::move(closed));
+  h.runtime().reporter().write_closed(std::move(closed));
   auto e = parse_line(w.read_line(5s).value());
   EXPECT_EQ(e["type"], "write_closed");
   EXPECT_EQ(e["sha256_skipped"], "size");
@@ -520,9 +519,9 @@ TEST(ControlSlowClient, StopDoesNotWaitForAWatcherThatNeverReads) {
   // (Few and large, so that the gate's report queue drains long before stop().)
   std::string padding(16 * 1024, 'p');
   for (int i = 0; i < 300; ++i) {
-    h.runtime().gate().report_refusal(gate::Op::kWrite, padding + "/" + std::to_string(i),
-                                      gate::Caller{::getpid(), 1000, 1000},
-                                      gate::DenyReason::kNoLease);
+    h.runtime().reporter().refusal(gate::Op::kWrite, padding + "/" + std::to_string(i),
+                                   gate::Caller{::getpid(), 1000, 1000},
+                                   gate::DenyReason::kNoLease);
   }
   std::this_thread::sleep_for(2s);
   auto t0 = std::chrono::steady_clock::now();

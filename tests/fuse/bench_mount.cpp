@@ -18,6 +18,7 @@
 #include "fuse/session.hpp"
 #include "gate/gate.hpp"
 #include "gate/protected_paths.hpp"
+#include "report/reporter.hpp"
 #include "tests/support/snapshots.hpp"
 
 using namespace leasefs;
@@ -49,8 +50,9 @@ int main(int argc, char** argv) {
 #else
   gate.publish(leasefs::test::leased_snapshot(1));
 #endif
+  report::Reporter reporter(gate);  // no sink: reports go nowhere
   try {
-    fuse::Filesystem fs(root.get(), gate, fo);
+    fuse::Filesystem fs(root.get(), gate, reporter, fo);
     fuse::MountOptions mo;
     mo.fsname = argv[1];
     mo.allow_other = ::geteuid() == 0;  // as daemon/cli_mount.cpp mounts it

@@ -128,29 +128,29 @@ INSTANTIATE_TEST_SUITE_P(AllTools, GatedOp, ::testing::ValuesIn(all_params()), p
 
 // The control plane hears about refusals with the path relative to the root and
 // the caller's pid, and about files closed after a leased write.
-class RecordingSink : public gate::GateEventSink {
+class RecordingSink : public report::Sink {
  public:
-  void on_refusal(gate::Refusal r) noexcept override {
+  void on_refusal(report::Refusal r) noexcept override {
     std::lock_guard lock(mu);
     refusals.push_back(std::move(r));
   }
-  void on_write_closed(gate::WriteClosed c) noexcept override {
+  void on_write_closed(report::WriteClosed c) noexcept override {
     std::lock_guard lock(mu);
     closed.push_back(std::move(c));
   }
   std::mutex mu;
-  std::vector<gate::Refusal> refusals;
-  std::vector<gate::WriteClosed> closed;
+  std::vector<report::Refusal> refusals;
+  std::vector<report::WriteClosed> closed;
 };
 
 TEST(GateReports, RefusalCarriesRelativePathOpAndReason) {
   MountedFs fs;
   RecordingSink sink;
-  fs.gate().set_sink(&sink);
+  fs.reporter().set_sink(&sink);
   ::mkdir((fs.backing() + "/src").c_str(), 0755);
   auto r = fs.sh("echo x > src/a.c");
   EXPECT_TRUE(denied(r)) << r.output;
-  fs.gate().set_sink(nullptr);
+  fs.reporter().set_sink(nullptr);
   std::lock_guard lock(sink.mu);
   ASSERT_FALSE(sink.refusals.empty());
   EXPECT_EQ(sink.refusals[0].path, "src/a.c");
@@ -162,7 +162,7 @@ TEST(GateReports, RefusalCarriesRelativePathOpAndReason) {
 TEST(GateReports, WriteClosedAfterLeasedWrite) {
   MountedFs fs;
   RecordingSink sink;
-  fs.gate().set_sink(&sink);
+  fs.reporter().set_sink(&sink);
   fs.grant();
   ::mkdir((fs.backing() + "/src").c_str(), 0755);
   auto r = fs.sh("printf 12345 > src/b.c");
@@ -176,7 +176,7 @@ TEST(GateReports, WriteClosedAfterLeasedWrite) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   fs.stop();
-  fs.gate().set_sink(nullptr);
+  fs.reporter().set_sink(nullptr);
   std::lock_guard lock(sink.mu);
   ASSERT_EQ(sink.closed.size(), 1u);
   EXPECT_EQ(sink.closed[0].path, "src/b.c");

@@ -33,7 +33,7 @@ struct Daemon {
   memory::SqliteMemoryStore memory;
   memory::Ledger ledger;
   Gate gate;
-  service::EventBus events;
+  report::EventBus events;
   service::Service service;
 };
 

@@ -70,7 +70,7 @@ class ServiceTest : public ::testing::Test {
   FakeMemory memory_;
   memory::Ledger ledger_;
   Gate gate_;
-  service::EventBus events_;
+  report::EventBus events_;
   std::unique_ptr<service::Service> service_;
 };
 

@@ -74,32 +74,5 @@ TEST(Gate, NeedsPathOnlyWithPathScopedGrants) {
   EXPECT_TRUE(gate.needs_path());
 }
 
-struct RecordingSink : GateEventSink {
-  std::vector<Refusal> refusals;
-  void on_refusal(Refusal r) noexcept override { refusals.push_back(std::move(r)); }
-  void on_write_closed(WriteClosed) noexcept override {}
-};
-
-// Every refusal reaches the sink (which counts them for the audit); the process
-// name is read once and kept for the repeats.
-TEST(Gate, EveryRefusalReachesTheSinkWithItsProcess) {
-  Gate gate;
-  RecordingSink sink;
-  gate.set_sink(&sink);
-  Caller c{.pid = ::getpid(), .uid = 0, .gid = 0};
-  for (int i = 0; i < 5; ++i) gate.report_refusal(Op::kWrite, "a.txt", c, DenyReason::kNoLease);
-  gate.report_refusal(Op::kUnlink, "a.txt", c, DenyReason::kNoLease);
-  ASSERT_EQ(sink.refusals.size(), 6u);
-  for (const auto& r : sink.refusals) {
-    EXPECT_EQ(r.path, "a.txt");
-    EXPECT_EQ(r.count, 1u);
-    EXPECT_EQ(r.process, sink.refusals[0].process);
-  }
-  EXPECT_FALSE(sink.refusals[0].process.empty());
-  EXPECT_EQ(sink.refusals[0].op, Op::kWrite);
-  EXPECT_EQ(sink.refusals[5].op, Op::kUnlink);
-  gate.set_sink(nullptr);
-}
-
 }  // namespace
 }  // namespace leasefs::gate

@@ -207,7 +207,7 @@ struct ServiceOnDisk {
   memory::SqliteMemoryStore memory{dir.path("memory.db")};
   memory::Ledger ledger{dir.path("memory.db")};
   Gate gate;
-  service::EventBus events;
+  report::EventBus events;
   service::Service service{store, memory, &ledger, gate, events};
 };
 

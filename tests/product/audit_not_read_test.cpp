@@ -74,7 +74,7 @@ TEST(AuditIsEvidence, RecoverNeverReadsTheAuditLog) {
   memory::SqliteMemoryStore memory(dir.path("memory.db"));
   memory::Ledger ledger(dir.path("memory.db"));
   gate::Gate gate;
-  service::EventBus events;
+  report::EventBus events;
   service::Service service(store, memory, &ledger, gate, events);  // recovers: state.json is gone
   EXPECT_EQ(service.state().last_checkpoint_id, "C_0001");
   EXPECT_EQ(service.state().status, gate::TaskStatus::kPaused);

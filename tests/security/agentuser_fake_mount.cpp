@@ -22,6 +22,7 @@
 #include "fuse/filesystem.hpp"
 #include "fuse/session.hpp"
 #include "gate/gate.hpp"
+#include "report/reporter.hpp"
 
 using namespace leasefs;
 
@@ -42,8 +43,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   gate::Gate gate;  // no task: every mutation refused
+  report::Reporter reporter(gate);
   try {
-    fuse::Filesystem fs(root.get(), gate, fuse::FsOptions{});
+    fuse::Filesystem fs(root.get(), gate, reporter, fuse::FsOptions{});
     fuse::MountOptions mo;
     mo.fsname = argv[2];
     mo.allow_other = false;  // an unprivileged user may not ask for it

@@ -19,23 +19,23 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-class RecordingSink : public gate::GateEventSink {
+class RecordingSink : public report::Sink {
  public:
-  void on_refusal(gate::Refusal r) noexcept override {
+  void on_refusal(report::Refusal r) noexcept override {
     std::lock_guard lock(mu);
     refusals.push_back(std::move(r));
   }
-  void on_write_closed(gate::WriteClosed) noexcept override {}
-  std::vector<gate::Refusal> leftovers() {
+  void on_write_closed(report::WriteClosed) noexcept override {}
+  std::vector<report::Refusal> leftovers() {
     std::lock_guard lock(mu);
-    std::vector<gate::Refusal> out;
+    std::vector<report::Refusal> out;
     for (const auto& r : refusals) {
       if (r.reason == gate::DenyReason::kTemporaryLeftover) out.push_back(r);
     }
     return out;
   }
   std::mutex mu;
-  std::vector<gate::Refusal> refusals;
+  std::vector<report::Refusal> refusals;
 };
 
 class ToolEdit : public ::testing::Test {
@@ -47,12 +47,12 @@ class ToolEdit : public ::testing::Test {
                         "git -c user.name=t -c user.email=t@e commit -qm seed; "
                         "chown -R 65534:65534 .");
     ASSERT_TRUE(r.ok()) << r.output;
-    fs_.gate().set_sink(&sink_);
+    fs_.reporter().set_sink(&sink_);
     fs_.publish(leased(1, {{{"src/a.c"}}}));
   }
   void TearDown() override {
     fs_.stop();
-    fs_.gate().set_sink(nullptr);
+    fs_.reporter().set_sink(nullptr);
   }
   // Only src/a.c may differ from the seed; no other name may have appeared.
   void expect_only_target_changed() {

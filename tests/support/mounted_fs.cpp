@@ -55,7 +55,7 @@ MountedFs::MountedFs(MountedFsOptions options) {
   ::chmod(base_.c_str(), 0755);
   root_fd_.reset(::open(backing_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root_fd_) throw std::runtime_error("cannot open " + backing_);
-  fs_ = std::make_unique<fuse::Filesystem>(root_fd_.get(), gate_, options.fs);
+  fs_ = std::make_unique<fuse::Filesystem>(root_fd_.get(), gate_, reporter_, options.fs);
   fuse::MountOptions mo;
   mo.fsname = backing_;
   session_ = std::make_unique<fuse::Session>(*fs_, mnt_, mo);

@@ -17,6 +17,7 @@
 #include "fuse/filesystem.hpp"
 #include "fuse/session.hpp"
 #include "gate/gate.hpp"
+#include "report/reporter.hpp"
 #include "tests/support/run.hpp"
 #include "tests/support/snapshots.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -39,6 +40,7 @@ class MountedFs {
   const std::string& backing() const { return backing_; }  // the root underneath
   const std::string& mnt() const { return mnt_; }          // the mount
   gate::Gate& gate() { return gate_; }
+  report::Reporter& reporter() { return reporter_; }
 
   // An in-progress task holding one unrestricted grant for turn 1.
   void grant();
@@ -56,6 +58,7 @@ class MountedFs {
  private:
   std::string base_, backing_, mnt_;
   gate::Gate gate_;
+  report::Reporter reporter_{gate_};
   base::UniqueFd root_fd_;
   std::unique_ptr<fuse::Filesystem> fs_;
   std::unique_ptr<fuse::Session> session_;

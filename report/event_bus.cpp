@@ -1,10 +1,10 @@
-#include "service/event_bus.hpp"
+#include "report/event_bus.hpp"
 
 #include <algorithm>
 
-#include "gate/gate.hpp"
+#include "base/clock.hpp"
 
-namespace leasefs::service {
+namespace leasefs::report {
 
 std::optional<base::JsonText> EventQueue::pop(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
@@ -93,4 +93,4 @@ void EventBus::close_all() {
   queues_.clear();
 }
 
-}  // namespace leasefs::service
+}  // namespace leasefs::report

@@ -1,4 +1,4 @@
-#include "service/event_bus.hpp"
+#include "report/event_bus.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "base/json_text.hpp"
 
-namespace leasefs::service {
+namespace leasefs::report {
 namespace {
 
 using nlohmann::json;
@@ -80,4 +80,4 @@ TEST(EventBus, ALosslessQueueMakesThePublisherWaitAndKeepsEveryEvent) {
 }
 
 }  // namespace
-}  // namespace leasefs::service
+}  // namespace leasefs::report

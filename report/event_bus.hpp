@@ -17,7 +17,7 @@
 
 #include "base/json_text.hpp"
 
-namespace leasefs::service {
+namespace leasefs::report {
 
 class EventQueue {
  public:
@@ -66,4 +66,4 @@ class EventBus {
   std::vector<std::shared_ptr<EventQueue>> queues_;
 };
 
-}  // namespace leasefs::service
+}  // namespace leasefs::report

@@ -1,4 +1,4 @@
-#include "control/event_pump.hpp"
+#include "report/pump.hpp"
 
 #include <errno.h>
 #include <spdlog/spdlog.h>
@@ -9,43 +9,44 @@
 
 #include "base/sha256.hpp"
 #include "base/thread_name.hpp"
-#include "service/service.hpp"
 
-namespace leasefs::control {
+namespace leasefs::report {
 
 using nlohmann::json;
 
 namespace {
 
-std::string refusal_key(const gate::Refusal& r) {
+std::string refusal_key(const Refusal& r) {
   return std::to_string(r.turn) + '/' + std::to_string(r.caller.uid) + '/' +
          std::to_string(r.caller.pid) + '/' + r.process + '/' + std::string(gate::op_name(r.op)) +
          '/' + std::string(to_string(r.reason)) + '/' + r.path;
 }
 
-std::string allowed_key(const gate::Allowed& a) {
+std::string allowed_key(const Allowed& a) {
   // Lengths first: a path holding '/' or '>' cannot make two keys collide.
   return std::to_string(a.caller.uid) + '/' + std::to_string(a.caller.pid) + '/' +
          std::string(gate::op_name(a.op)) + '/' + a.grant_id + '/' + std::to_string(a.path.size()) +
          ':' + a.path + '>' + a.target;
 }
 
-std::string overflow_key(const gate::Refusal& r) {
+std::string overflow_key(const Refusal& r) {
   return std::to_string(r.caller.uid) + '/' + std::string(gate::op_name(r.op)) + '/' +
          std::string(to_string(r.reason));
 }
 
 }  // namespace
 
-GateEventPump::GateEventPump(service::Service* service, service::EventBus& events,
-                             uint64_t hash_limit_bytes, size_t capacity)
-    : service_(service), events_(events), hash_limit_(hash_limit_bytes), capacity_(capacity) {}
+Pump::Pump(Bookkeeping bookkeeping, EventBus& events, uint64_t hash_limit_bytes, size_t capacity)
+    : bookkeeping_(std::move(bookkeeping)),
+      events_(events),
+      hash_limit_(hash_limit_bytes),
+      capacity_(capacity) {}
 
-GateEventPump::~GateEventPump() {
+Pump::~Pump() {
   stop();
 }
 
-void GateEventPump::on_refusal(gate::Refusal refusal) noexcept {
+void Pump::on_refusal(Refusal refusal) noexcept {
   try {
     bool wake = false;
     {
@@ -55,7 +56,7 @@ void GateEventPump::on_refusal(gate::Refusal refusal) noexcept {
         return;
       }
       const bool idle = refusals_.empty() && overflow_.empty();
-      std::map<std::string, gate::Refusal>* into = &refusals_;
+      std::map<std::string, Refusal>* into = &refusals_;
       std::string key = refusal_key(refusal);
       if (refusals_.size() >= kMaxRefusalKeys && !refusals_.contains(key)) {
         into = &overflow_;
@@ -76,14 +77,14 @@ void GateEventPump::on_refusal(gate::Refusal refusal) noexcept {
   }
 }
 
-void GateEventPump::on_write_closed(gate::WriteClosed closed) noexcept {
+void Pump::on_write_closed(WriteClosed closed) noexcept {
   try {
     {
       std::unique_lock lock(mu_);
       cv_space_.wait(lock, [&] { return stopped_ || closed_.size() < capacity_; });
       if (stopped_) {
         ++dropped_closed_;
-        spdlog::error("control: a file closed after a leased write ({}) came after the stop",
+        spdlog::error("report: a file closed after a leased write ({}) came after the stop",
                       closed.path);
         return;
       }
@@ -95,7 +96,7 @@ void GateEventPump::on_write_closed(gate::WriteClosed closed) noexcept {
   }
 }
 
-void GateEventPump::on_allowed(gate::Allowed allowed) noexcept {
+void Pump::on_allowed(Allowed allowed) noexcept {
   try {
     bool wake = false;
     {
@@ -121,7 +122,7 @@ void GateEventPump::on_allowed(gate::Allowed allowed) noexcept {
   }
 }
 
-void GateEventPump::start() {
+void Pump::start() {
   std::lock_guard lock(mu_);
   if (worker_.joinable() || stopping_) return;
   worker_ = std::thread([this] {
@@ -130,11 +131,11 @@ void GateEventPump::start() {
   });
   bookkeeper_ = std::thread([this] {
     base::name_this_thread("refusal-books");
-    bookkeeping();
+    keep_books();
   });
 }
 
-void GateEventPump::stop() {
+void Pump::stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
@@ -155,8 +156,8 @@ void GateEventPump::stop() {
   if (bookkeeper_.joinable()) bookkeeper_.join();
 }
 
-std::vector<gate::Refusal> GateEventPump::take_refusals() {
-  std::vector<gate::Refusal> out;
+std::vector<Refusal> Pump::take_refusals() {
+  std::vector<Refusal> out;
   out.reserve(refusals_.size() + overflow_.size());
   for (auto& [key, r] : refusals_) out.push_back(std::move(r));
   for (auto& [key, r] : overflow_) out.push_back(std::move(r));
@@ -165,7 +166,7 @@ std::vector<gate::Refusal> GateEventPump::take_refusals() {
   return out;
 }
 
-void GateEventPump::run() {
+void Pump::run() {
   std::unique_lock lock(mu_);
   while (true) {
     auto counted = [&] { return !refusals_.empty() || !overflow_.empty() || !allowed_.empty(); };
@@ -192,7 +193,7 @@ void GateEventPump::run() {
         lock.lock();
         continue;
       }
-      gate::WriteClosed closed = std::move(closed_.front());
+      WriteClosed closed = std::move(closed_.front());
       closed_.pop_front();
       lock.unlock();
       // All: writers of closed files and of allowed records wait on the same
@@ -201,14 +202,14 @@ void GateEventPump::run() {
       try {
         events_.publish(write_closed_event(closed, hash_limit_));
       } catch (const std::exception& e) {
-        spdlog::error("control: could not publish a closed file {}: {}", closed.path, e.what());
+        spdlog::error("report: could not publish a closed file {}: {}", closed.path, e.what());
       }
       lock.lock();
       continue;
     }
     if (due()) {
-      std::map<std::string, gate::Allowed> allowed = std::exchange(allowed_, {});
-      std::vector<gate::Refusal> batch = take_refusals();
+      std::map<std::string, Allowed> allowed = std::exchange(allowed_, {});
+      std::vector<Refusal> batch = take_refusals();
       next_flush_ = std::chrono::steady_clock::now() + kRefusalInterval;
       lock.unlock();
       cv_space_.notify_all();
@@ -216,7 +217,7 @@ void GateEventPump::run() {
         try {
           events_.publish(allowed_event(a));
         } catch (const std::exception& e) {
-          spdlog::error("control: could not publish an allowed {} of {}: {}", gate::op_name(a.op),
+          spdlog::error("report: could not publish an allowed {} of {}: {}", gate::op_name(a.op),
                         a.path, e.what());
         }
       }
@@ -241,17 +242,17 @@ void GateEventPump::run() {
   }
 }
 
-void GateEventPump::publish_refusals(std::vector<gate::Refusal> refusals) {
+void Pump::publish_refusals(std::vector<Refusal> refusals) {
   try {
     std::vector<json> events;
     events.reserve(refusals.size());
     uint64_t total = 0;
-    for (const gate::Refusal& r : refusals) {
+    for (const Refusal& r : refusals) {
       events.push_back(refusal_event(r));
       total += r.count;
     }
     if (events.size() <= 8) {
-      for (const gate::Refusal& r : refusals) {
+      for (const Refusal& r : refusals) {
         spdlog::info("refused {} {} (pid {} {}): {}{}", gate::op_name(r.op), r.path, r.caller.pid,
                      r.process, to_string(r.reason),
                      r.count > 1 ? " x" + std::to_string(r.count) : std::string());
@@ -261,7 +262,7 @@ void GateEventPump::publish_refusals(std::vector<gate::Refusal> refusals) {
                    events.size());
     }
     for (const json& event : events) events_.publish(event);
-    if (!service_) return;
+    if (!bookkeeping_) return;
     {
       std::lock_guard lock(noted_mu_);
       for (json& event : events) noted_.push_back(std::move(event));
@@ -275,12 +276,12 @@ void GateEventPump::publish_refusals(std::vector<gate::Refusal> refusals) {
     }
     noted_cv_.notify_one();
   } catch (const std::exception& e) {
-    spdlog::error("control: could not publish refusals: {}", e.what());
+    spdlog::error("report: could not publish refusals: {}", e.what());
   }
 }
 
-void GateEventPump::flush_refusals() {
-  std::vector<gate::Refusal> batch;
+void Pump::flush_refusals() {
+  std::vector<Refusal> batch;
   {
     std::lock_guard lock(mu_);
     if (stopped_) return;
@@ -288,7 +289,7 @@ void GateEventPump::flush_refusals() {
   }
   cv_space_.notify_all();
   if (!batch.empty()) publish_refusals(std::move(batch));
-  if (!service_) return;
+  if (!bookkeeping_) return;
   // Bounded: under a refusal storm the bookkeeper is never idle, and `status`
   // (which the agent may call) must not wait for the storm to end.
   std::unique_lock lock(noted_mu_);
@@ -297,7 +298,7 @@ void GateEventPump::flush_refusals() {
   });
 }
 
-void GateEventPump::bookkeeping() {
+void Pump::keep_books() {
   std::unique_lock lock(noted_mu_);
   while (true) {
     noted_cv_.wait(lock, [&] { return noted_stop_ || !noted_.empty() || noted_extra_ > 0; });
@@ -307,9 +308,9 @@ void GateEventPump::bookkeeping() {
     noting_ = true;
     lock.unlock();
     try {
-      service_->note_refusals(batch, extra);
+      bookkeeping_(batch, extra);
     } catch (const std::exception& e) {
-      spdlog::error("control: could not note refusals: {}", e.what());
+      spdlog::error("report: could not note refusals: {}", e.what());
     }
     lock.lock();
     noting_ = false;
@@ -317,7 +318,7 @@ void GateEventPump::bookkeeping() {
   }
 }
 
-json GateEventPump::refusal_event(const gate::Refusal& r) {
+json Pump::refusal_event(const Refusal& r) {
   json event = {{"type", "refusal"},
                 {"op", std::string(gate::op_name(r.op))},
                 {"path", r.path},
@@ -331,7 +332,7 @@ json GateEventPump::refusal_event(const gate::Refusal& r) {
   return event;
 }
 
-json GateEventPump::allowed_event(const gate::Allowed& a) {
+json Pump::allowed_event(const Allowed& a) {
   json event = {{"type", "allowed"},   {"op", std::string(gate::op_name(a.op))},
                 {"path", a.path},      {"uid", a.caller.uid},
                 {"pid", a.caller.pid}, {"grant_id", a.grant_id},
@@ -340,7 +341,7 @@ json GateEventPump::allowed_event(const gate::Allowed& a) {
   return event;
 }
 
-json GateEventPump::write_closed_event(const gate::WriteClosed& c, uint64_t hash_limit_bytes) {
+json Pump::write_closed_event(const WriteClosed& c, uint64_t hash_limit_bytes) {
   json event = {{"type", "write_closed"}, {"path", c.path},      {"bytes", c.bytes_written},
                 {"grant_id", c.grant_id}, {"pid", c.caller.pid}, {"uid", c.caller.uid}};
   if (!c.content) {
@@ -366,4 +367,4 @@ json GateEventPump::write_closed_event(const gate::WriteClosed& c, uint64_t hash
   return event;
 }
 
-}  // namespace leasefs::control
+}  // namespace leasefs::report

@@ -1,7 +1,9 @@
-// The control plane's end of the gate's reports. Filesystem threads call
-// on_refusal/on_write_closed; those only queue and return. One worker thread
-// turns each report into an event on the bus, hashes files closed after a leased
-// write, and tells the service about refusals (for status and status.md).
+// The control plane's end of the filesystem's reports (report/reports.hpp).
+// Filesystem threads call on_refusal/on_write_closed/on_allowed; those only queue
+// and return. One worker thread turns each report into an event on the bus,
+// hashes files closed after a leased write, and hands the refusals to the
+// bookkeeping (the service's status and status.md). Refusals are counted here
+// only: the bookkeeping adds up the counts it is handed.
 //
 // What was allowed is never dropped: files closed after a leased write wait in
 // their own bounded queue, and a filesystem thread that finds it full waits for
@@ -24,6 +26,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -31,35 +34,36 @@
 #include <thread>
 #include <vector>
 
-#include "gate/gate.hpp"
-#include "service/event_bus.hpp"
+#include "report/event_bus.hpp"
+#include "report/reports.hpp"
 
-namespace leasefs::service {
-class Service;
-}  // namespace leasefs::service
-
-namespace leasefs::control {
+namespace leasefs::report {
 
 inline constexpr uint64_t kDefaultHashLimitBytes = uint64_t{64} << 20;
 
-class GateEventPump final : public gate::GateEventSink {
+class Pump final : public Sink {
  public:
   static constexpr size_t kMaxRefusalKeys = 4096;
   static constexpr size_t kMaxAllowedKeys = 4096;
   static constexpr std::chrono::milliseconds kRefusalInterval{1000};
   static constexpr std::chrono::milliseconds kCloseGather{10};
 
-  // `service` may be null (events only). `capacity` bounds the queue of files
-  // closed after a leased write.
-  GateEventPump(service::Service* service, service::EventBus& events,
-                uint64_t hash_limit_bytes = kDefaultHashLimitBytes, size_t capacity = 4096);
-  ~GateEventPump() override;
-  GateEventPump(const GateEventPump&) = delete;
-  GateEventPump& operator=(const GateEventPump&) = delete;
+  // Takes each interval's refusal events, and how many more were folded away
+  // (the service's Service::note_refusals).
+  using Bookkeeping =
+      std::function<void(const std::vector<nlohmann::json>& refusals, uint64_t extra)>;
 
-  void on_refusal(gate::Refusal refusal) noexcept override;
-  void on_write_closed(gate::WriteClosed closed) noexcept override;
-  void on_allowed(gate::Allowed allowed) noexcept override;
+  // `bookkeeping` may be empty (events only). `capacity` bounds the queue of
+  // files closed after a leased write.
+  Pump(Bookkeeping bookkeeping, EventBus& events,
+       uint64_t hash_limit_bytes = kDefaultHashLimitBytes, size_t capacity = 4096);
+  ~Pump() override;
+  Pump(const Pump&) = delete;
+  Pump& operator=(const Pump&) = delete;
+
+  void on_refusal(Refusal refusal) noexcept override;
+  void on_write_closed(WriteClosed closed) noexcept override;
+  void on_allowed(Allowed allowed) noexcept override;
 
   void start();
   // Publishes the refusals counted so far and waits until the service holds
@@ -68,31 +72,30 @@ class GateEventPump final : public gate::GateEventSink {
   // Publishes what is queued and counted, then joins the worker; idempotent.
   void stop();
 
-  static nlohmann::json refusal_event(const gate::Refusal& refusal);
-  static nlohmann::json allowed_event(const gate::Allowed& allowed);
+  static nlohmann::json refusal_event(const Refusal& refusal);
+  static nlohmann::json allowed_event(const Allowed& allowed);
   // Hashes `closed.content` unless it is larger than `hash_limit_bytes`.
-  static nlohmann::json write_closed_event(const gate::WriteClosed& closed,
-                                           uint64_t hash_limit_bytes);
+  static nlohmann::json write_closed_event(const WriteClosed& closed, uint64_t hash_limit_bytes);
 
  private:
   void run();
   // Takes the counted refusals (caller holds mu_).
-  std::vector<gate::Refusal> take_refusals();
-  void publish_refusals(std::vector<gate::Refusal> refusals);
-  void bookkeeping();  // hands refusals to the service, on a thread of its own
+  std::vector<Refusal> take_refusals();
+  void publish_refusals(std::vector<Refusal> refusals);
+  void keep_books();  // hands refusals to the bookkeeping, on a thread of its own
 
-  service::Service* service_;
-  service::EventBus& events_;
+  Bookkeeping bookkeeping_;
+  EventBus& events_;
   uint64_t hash_limit_;
   size_t capacity_;
 
   std::mutex mu_;
   std::condition_variable cv_;        // the worker waits on it
   std::condition_variable cv_space_;  // writers wait on it for room in closed_
-  std::deque<gate::WriteClosed> closed_;
-  std::map<std::string, gate::Refusal> refusals_;  // key: uid/pid/process/op/reason/path
-  std::map<std::string, gate::Refusal> overflow_;  // key: uid/op/reason
-  std::map<std::string, gate::Allowed> allowed_;   // key: uid/pid/op/grant/path/target
+  std::deque<WriteClosed> closed_;
+  std::map<std::string, Refusal> refusals_;  // key: uid/pid/process/op/reason/path
+  std::map<std::string, Refusal> overflow_;  // key: uid/op/reason
+  std::map<std::string, Allowed> allowed_;   // key: uid/pid/op/grant/path/target
   uint64_t dropped_allowed_ = 0;
   std::chrono::steady_clock::time_point next_flush_{};
   uint64_t dropped_closed_ = 0;
@@ -114,4 +117,4 @@ class GateEventPump final : public gate::GateEventSink {
   std::thread bookkeeper_;
 };
 
-}  // namespace leasefs::control
+}  // namespace leasefs::report

@@ -1,0 +1,104 @@
+#include "report/audit_writer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "base/failpoint.hpp"
+#include "base/thread_name.hpp"
+
+namespace leasefs::report {
+
+AuditWriter::AuditWriter(EventBus& bus, memory::AuditLog& audit, base::DiskReserve& reserve)
+    : audit_(audit), reserve_(reserve), queue_(bus.subscribe_lossless(kQueueCapacity)) {
+  thread_ = std::thread([this] {
+    base::name_this_thread("audit");
+    run();
+  });
+}
+
+AuditWriter::~AuditWriter() {
+  stop();
+}
+
+void AuditWriter::stop() {
+  queue_->close();  // the thread drains the queue, then returns
+  if (thread_.joinable()) thread_.join();
+}
+
+void AuditWriter::run() {
+  std::vector<base::JsonText> batch;
+  uint64_t lost = 0;
+  nlohmann::json lost_types = nlohmann::json::object();
+  std::string lost_why;
+  bool lose_next = base::failpoint_armed("audit.lose_batch");
+  while (true) {
+    auto event = queue_->pop(std::chrono::milliseconds(500));
+    if (!event) {
+      if (queue_->closed()) break;
+      continue;
+    }
+    batch.clear();
+    if (lost > 0) {
+      batch.emplace_back(nlohmann::json{{"type", "audit_lost"},
+                                        {"count", lost},
+                                        {"types", lost_types},
+                                        {"error", lost_why},
+                                        {"ts_ms", base::now_ms()}});
+    }
+    batch.push_back(std::move(*event));
+    auto take_queued = [&] {
+      while (batch.size() < kMaxBatch) {
+        auto more = queue_->pop(std::chrono::milliseconds(0));
+        if (!more) break;
+        batch.push_back(std::move(*more));
+      }
+    };
+    take_queued();
+    // A full batch goes at once: under a flood the wait would only slow the writer.
+    if (batch.size() < kMaxBatch && !queue_->closed()) {
+      std::this_thread::sleep_for(kGather);
+      take_queued();
+    }
+    try {
+      if (std::exchange(lose_next, false)) {
+        throw std::runtime_error("failpoint audit.lose_batch");
+      }
+      const size_t appended = audit_.count();
+      try {
+        audit_.append_batch(batch);
+      } catch (const std::exception& e) {
+        // Perhaps the disk is full: its reserve is for this, so once more with
+        // it, unless the batch reached the log (only its anchor failed).
+        if (reserve_.full() || audit_.count() != appended) throw;
+        spdlog::warn("audit: {}; the disk's reserve is given up and the batch retried", e.what());
+        reserve_.no_space();
+        audit_.append_batch(batch);
+      }
+      lost = 0;
+      lost_types = nlohmann::json::object();
+      lost_why.clear();
+    } catch (const std::exception& e) {
+      spdlog::error("audit: could not append {} event(s): {}", batch.size(), e.what());
+      for (const auto& text : batch) {
+        const nlohmann::json ev = text.value();
+        if (ev.value("type", std::string()) == "audit_lost") continue;  // counted already
+        ++lost;
+        const std::string type = ev.value("type", std::string("?"));
+        lost_types[type] = lost_types.value(type, uint64_t{0}) + 1;
+      }
+      lost_why = e.what();
+    }
+  }
+  if (lost > 0) {
+    spdlog::error("audit: {} event(s) lost and not recorded in the chain: {}", lost,
+                  lost_types.dump());
+  }
+}
+
+}  // namespace leasefs::report

@@ -1,0 +1,51 @@
+// The one writer of the audit log: a thread that takes every event on the bus
+// (a lossless subscriber, so nothing is missed: publishing waits while it is
+// full) and appends them to memory/audit_log in batches.
+//
+// A batch is what has queued up within kGather of the first event (one write,
+// one sync; at once when kMaxBatch are already waiting): a burst of events (a
+// leased `git checkout` or an untar closing thousands of files) costs a sync per
+// 10 ms, not one per file. A batch that cannot be appended is not forgotten: the
+// next one begins with an "audit_lost" record saying how many events of which
+// types were lost and why, which `audit verify` reports. The failpoint
+// "audit.lose_batch" loses the first batch, to test exactly that.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <thread>
+
+#include "base/disk_reserve.hpp"
+#include "memory/audit_log.hpp"
+#include "report/event_bus.hpp"
+
+namespace leasefs::report {
+
+class AuditWriter {
+ public:
+  static constexpr size_t kQueueCapacity = 8192;
+  static constexpr size_t kMaxBatch = 512;
+  static constexpr std::chrono::milliseconds kGather{10};
+
+  // Subscribes to `bus` and starts writing at once: subscribe before anything
+  // publishes that the audit must hold. A batch that fails for want of space is
+  // retried once with `reserve` given up.
+  AuditWriter(EventBus& bus, memory::AuditLog& audit, base::DiskReserve& reserve);
+  ~AuditWriter();
+  AuditWriter(const AuditWriter&) = delete;
+  AuditWriter& operator=(const AuditWriter&) = delete;
+
+  // Closes the queue, writes what is in it, and joins; idempotent.
+  void stop();
+
+ private:
+  void run();
+
+  memory::AuditLog& audit_;
+  base::DiskReserve& reserve_;
+  std::shared_ptr<EventQueue> queue_;
+  std::thread thread_;
+};
+
+}  // namespace leasefs::report
