@@ -7,7 +7,6 @@
 
 #include "control/commands.hpp"
 #include "gate/gate.hpp"
-#include "harness.hpp"
 #include "memory/ledger.hpp"
 #include "memory/memory_error.hpp"
 #include "memory/sqlite_memory_store.hpp"
@@ -15,6 +14,7 @@
 #include "service/service.hpp"
 #include "state/longrun_dir.hpp"
 #include "state/state_store.hpp"
+#include "tests/support/runtime_harness.hpp"
 
 namespace leasefs::control {
 namespace {

@@ -17,7 +17,7 @@
 #include "service/service.hpp"
 #include "state/longrun_dir.hpp"
 #include "state/state_store.hpp"
-#include "tests/gate/fake_memory.hpp"
+#include "tests/support/fake_memory.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace leasefs::control {

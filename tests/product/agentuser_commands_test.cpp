@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "tests/security/agentuser_daemons.hpp"
+#include "tests/support/agentuser_daemons.hpp"
 #include "tests/support/control_client.hpp"
 
 namespace leasefs::test {

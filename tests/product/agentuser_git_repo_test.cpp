@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "fuse/takeover.hpp"
-#include "tests/security/agentuser_daemons.hpp"
+#include "tests/support/agentuser_daemons.hpp"
 #include "tests/support/control_client.hpp"
 
 namespace leasefs::test {

@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "tests/security/agentuser_daemons.hpp"
+#include "tests/support/agentuser_daemons.hpp"
 #include "tests/support/control_client.hpp"
 
 namespace leasefs::test {

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../control/harness.hpp"
 #include "memory/ledger.hpp"
 #include "memory/sqlite_memory_store.hpp"
 #include "service/service.hpp"
+#include "tests/support/runtime_harness.hpp"
 
 namespace leasefs::control::test {
 namespace {

@@ -15,7 +15,7 @@
 #include <set>
 #include <sstream>
 
-#include "tests/security/agentuser_daemons.hpp"
+#include "tests/support/agentuser_daemons.hpp"
 #include "tests/support/control_client.hpp"
 
 namespace leasefs::test {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/security/agentuser_daemons.hpp"
+#include "tests/support/agentuser_daemons.hpp"
 #include "tests/support/control_client.hpp"
 
 namespace leasefs::test {

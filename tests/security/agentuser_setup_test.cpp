@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "protocol/socket_path.hpp"
-#include "tests/security/agentuser_daemons.hpp"
+#include "tests/support/agentuser_daemons.hpp"
 
 namespace leasefs::test {
 namespace {

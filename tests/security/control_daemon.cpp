@@ -21,24 +21,8 @@
 
 namespace leasefs::test {
 
-ControlDaemon::ControlDaemon() {
-  base_ = make_temp_dir("leasefs-sec-");
-  ::chmod(base_.c_str(), 0755);  // the agent reaches the socket beside the root
-  root_ = base_ + "/root";
-  sock_ = base_ + "/ctl.sock";
-  ::mkdir(root_.c_str(), 0755);
-}
-
-ControlDaemon::~ControlDaemon() {
-  if (pid_t p = pid()) seen_.push_back(p);
-  if (base::leasefs_mount_at(root_)) {
-    RunOptions o;
-    o.timeout_s = 10;
-    run_argv({"fusermount3", "-uz", root_}, o);
-  }
-  for (pid_t p : seen_) ::kill(p, SIGKILL);
-  remove_tree(base_);
-}
+ControlDaemon::ControlDaemon()
+    : site_("leasefs-sec-"), root_(site_.add_root()), sock_(site_.base + "/ctl.sock") {}
 
 RunResult ControlDaemon::mount(const std::vector<std::string>& extra) {
   std::string group = "nogroup";
@@ -46,14 +30,14 @@ RunResult ControlDaemon::mount(const std::vector<std::string>& extra) {
   std::vector<std::string> args = {"mount", root_, "--socket", sock_, "--socket-group", group};
   args.insert(args.end(), extra.begin(), extra.end());
   RunResult r = run_binary(LEASEFS_BIN, args);
-  if (pid_t p = pid()) seen_.push_back(p);
+  site_.remember(pid());
   return r;
 }
 
 pid_t ControlDaemon::pid() const {
-  if (!base::leasefs_mount_at(root_)) return seen_.empty() ? 0 : seen_.back();
+  if (!base::leasefs_mount_at(root_)) return site_.daemons.empty() ? 0 : site_.daemons.back();
   pid_t p = read_lock_pid(root_ + "/.longrun/lock");
-  if (p > 0) seen_.push_back(p);
+  site_.remember(p);
   return p;
 }
 

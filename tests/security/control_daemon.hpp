@@ -1,7 +1,7 @@
 // The real `leasefs` daemon for the control-plane security tests: mounted over a
 // fresh root in a temporary directory, its socket reachable by the agent (uid and
-// gid 65534, through --socket-group), and always taken down: the destructor
-// detaches the mount and kills the daemon whatever the test did.
+// gid 65534, through --socket-group), and always taken down by its DaemonSite:
+// the destructor detaches the mount and kills the daemon whatever the test did.
 //
 // The agent is a forked child that drops to 65534 before it does anything, so the
 // daemon sees a real second uid through SO_PEERCRED.
@@ -13,18 +13,17 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/daemon_site.hpp"
 #include "tests/support/run.hpp"
 
 namespace leasefs::test {
 
-inline constexpr uid_t kAgentUid = 65534;
 inline constexpr gid_t kAgentGid = 65534;
 
 class ControlDaemon {
  public:
   // Creates the temporary root; mount() starts the daemon.
   ControlDaemon();
-  ~ControlDaemon();
   ControlDaemon(const ControlDaemon&) = delete;
   ControlDaemon& operator=(const ControlDaemon&) = delete;
 
@@ -37,13 +36,13 @@ class ControlDaemon {
   bool stop_with(int sig, int within_ms);
   bool mounted() const;
 
-  const std::string& base() const { return base_; }
+  const std::string& base() const { return site_.base; }
   const std::string& root() const { return root_; }
   const std::string& socket() const { return sock_; }
 
  private:
-  std::string base_, root_, sock_;
-  mutable std::vector<pid_t> seen_;
+  mutable DaemonSite site_;  // pid() records every daemon it sees
+  std::string root_, sock_;
 };
 
 // Runs `body` in a forked child as uid/gid 65534 (no supplementary groups); the

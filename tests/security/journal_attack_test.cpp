@@ -5,7 +5,7 @@
 // keep a file of its own inside a directory that a person puts back with undo.
 #include <gtest/gtest.h>
 
-#include "tests/fuse/journal_fixture.hpp"
+#include "tests/support/journal_fixture.hpp"
 #include "tests/support/run.hpp"
 
 namespace leasefs::test {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/fuse/journal_fixture.hpp"
+#include "tests/support/journal_fixture.hpp"
 #include "tests/support/run.hpp"
 
 namespace leasefs::test {

@@ -5,11 +5,11 @@
 #include <filesystem>
 
 #include "base/error.hpp"
-#include "fake_memory.hpp"
 #include "memory/sqlite_db.hpp"
 #include "service/checkpoint_text.hpp"
 #include "state/state_log.hpp"
-#include "tests/gate/actors.hpp"
+#include "tests/support/actors.hpp"
+#include "tests/support/fake_memory.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate {

@@ -1,6 +1,7 @@
 // Real `leasefs` daemons and agent-side processes for the agent-as-its-own-user
-// tests, with cleanup on every exit path: every mount point used is detached, every
-// daemon and background process seen is killed, every throwaway user is removed.
+// tests, on a DaemonSite: every mount point used is detached, every daemon seen is
+// killed. Its own: the background processes the test starts, and the throwaway
+// users it makes, killed and removed whatever the test did.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,9 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/mount_table.hpp"
 #include "tests/support/daemon_run.hpp"
-#include "tests/support/mounted_fs.hpp"
+#include "tests/support/daemon_site.hpp"
 #include "tests/support/run.hpp"
 
 namespace leasefs::test {
@@ -33,28 +33,19 @@ inline std::string q(const std::string& s) {
   return out + "'";
 }
 
-class AgentUserTest : public ::testing::Test {
+class AgentUserTest : public ::testing::Test, protected DaemonSite {
  protected:
-  void SetUp() override {
-    base = make_temp_dir("leasefs-agentuser-");
-    ::chmod(base.c_str(), 0755);  // other users traverse it
-  }
+  // The agent stacks mounts of its own here: their daemons are those `leasefs`
+  // started, read beneath the mount.
+  AgentUserTest() : DaemonSite("leasefs-agentuser-") { trust_mounted_locks = false; }
   void TearDown() override {
-    // Innermost first: a stacked mount before the one it sits on.
-    for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
-      if (base::leasefs_mount_at(*it)) {
-        RunOptions o;
-        o.timeout_s = 10;
-        run_argv({"fusermount3", "-uz", *it}, o);
-      }
-    }
+    take_down();
     for (pid_t pid : pids) ::kill(pid, SIGKILL);
     for (const auto& user : users) {
       RunOptions o;
       o.timeout_s = 30;
       run_argv({"userdel", "-f", user}, o);
     }
-    remove_tree(base);
   }
 
   // `leasefs ARGS...` as root; the mount `mp` and its daemon are cleaned up.
@@ -66,10 +57,7 @@ class AgentUserTest : public ::testing::Test {
     return r;
   }
   // The daemon whose .longrun/lock is in `dir` (read underneath any mount).
-  void remember_daemon(const std::string& dir) {
-    pid_t pid = read_lock_pid(dir + "/.longrun/lock");
-    if (pid > 0) pids.push_back(pid);
-  }
+  void remember_daemon(const std::string& dir) { remember(read_lock_pid(dir + "/.longrun/lock")); }
   // A user made for this test (own group, no home), removed in TearDown.
   std::pair<uid_t, gid_t> add_user(const std::string& prefix) {
     const std::string name = prefix + std::to_string(::getpid() % 100000);
@@ -102,9 +90,7 @@ class AgentUserTest : public ::testing::Test {
     return false;
   }
 
-  std::string base;
-  std::vector<std::string> mounts;
-  std::vector<pid_t> pids;
+  std::vector<pid_t> pids;  // background processes the test started
   std::vector<std::string> users;
 };
 

@@ -1,4 +1,4 @@
-// The real daemon over a fresh root (the fixture of tests/security), with what
+// The real daemon over a fresh root (RootDaemonTest), with what
 // journal tests need: a turn under a lease, the control socket, and a signature
 // of a tree (type, mode, owner, content hash or link target, which names are
 // hard links of one another) to compare a tree with its copy byte for byte.
@@ -9,13 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/security/fdcrash_fixture.hpp"
 #include "tests/support/control_client.hpp"
+#include "tests/support/daemon_site.hpp"
 
 namespace leasefs::test {
 
-class JournalTest : public FdcrashTest {
+class JournalTest : public RootDaemonTest {
  protected:
+  JournalTest() : RootDaemonTest("leasefs-journal-") {}
   void mount(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {"mount", root, "--socket", sock};
     args.insert(args.end(), extra.begin(), extra.end());

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <string>
 
-#include "harness.hpp"
 #include "protocol/command_registry.hpp"
+#include "tests/support/runtime_harness.hpp"
 
 namespace leasefs::control::test {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "memory/ledger.hpp"
-#include "tests/fuse/journal_fixture.hpp"
+#include "tests/support/journal_fixture.hpp"
 
 namespace leasefs::test {
 namespace {

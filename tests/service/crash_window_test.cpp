@@ -11,7 +11,7 @@
 #include "base/failpoint.hpp"
 #include "memory/sqlite_memory_store.hpp"
 #include "service/service.hpp"
-#include "tests/gate/actors.hpp"
+#include "tests/support/actors.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate {

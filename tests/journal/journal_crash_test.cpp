@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "tests/fuse/journal_fixture.hpp"
+#include "tests/support/journal_fixture.hpp"
 
 namespace leasefs::test {
 namespace {

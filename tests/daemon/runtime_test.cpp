@@ -11,8 +11,8 @@
 
 #include "base/error.hpp"
 #include "gate/gate.hpp"
-#include "harness.hpp"
 #include "protocol/request.hpp"
+#include "tests/support/runtime_harness.hpp"
 
 namespace leasefs::control::test {
 namespace {

@@ -15,6 +15,7 @@
 #include "daemon/mount_table.hpp"
 #include "tests/support/control_client.hpp"
 #include "tests/support/daemon_run.hpp"
+#include "tests/support/daemon_site.hpp"
 #include "tests/support/mounted_fs.hpp"
 
 namespace leasefs::test {
@@ -22,34 +23,19 @@ namespace {
 
 const std::string kLeasefs = LEASEFS_BIN;
 
-// Temp tree + cleanup: every mount point used is detached and every daemon seen
-// is killed, whatever happened in the test.
-class DaemonTest : public ::testing::Test {
+// Temp tree + cleanup (DaemonSite): every mount point used is detached and every
+// daemon seen is killed, whatever happened in the test.
+class DaemonTest : public ::testing::Test, protected DaemonSite {
  protected:
-  void SetUp() override {
-    base = make_temp_dir("leasefs-daemon-");
-    root = base + "/root";
-    mnt = base + "/mnt";
-    sock = base + "/ctl.sock";
-    ::mkdir(root.c_str(), 0755);
+  DaemonTest()
+      : DaemonSite("leasefs-daemon-"),
+        root(add_root()),
+        mnt(base + "/mnt"),
+        sock(base + "/ctl.sock") {
     ::mkdir(mnt.c_str(), 0755);
+    mounts.push_back(mnt);
   }
-  void TearDown() override {
-    for (const std::string& mp : {mnt, root}) {
-      if (base::leasefs_mount_at(mp)) {
-        pid_t pid = read_lock_pid(mp + "/.longrun/lock");
-        if (pid > 0) remember(pid);
-        RunOptions o;
-        o.timeout_s = 10;
-        run_argv({"fusermount3", "-uz", mp}, o);
-      }
-    }
-    for (pid_t pid : daemons) ::kill(pid, SIGKILL);
-    remove_tree(base);
-  }
-  void remember(pid_t pid) {
-    if (pid > 0) daemons.push_back(pid);
-  }
+  void TearDown() override { take_down(); }
   RunResult leasefs(const std::vector<std::string>& args) {
     RunResult r = run_binary(kLeasefs, args);
     // A daemon that started is recorded for cleanup right away.
@@ -65,8 +51,7 @@ class DaemonTest : public ::testing::Test {
     return ::kill(pid, 0) != 0;
   }
 
-  std::string base, root, mnt, sock;
-  std::vector<pid_t> daemons;
+  std::string root, mnt, sock;
 };
 
 TEST_F(DaemonTest, MountGrantWriteUnmount) {

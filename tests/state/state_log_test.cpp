@@ -20,7 +20,7 @@
 #include "memory/sqlite_memory_store.hpp"
 #include "service/service.hpp"
 #include "state/state_store.hpp"
-#include "tests/gate/actors.hpp"
+#include "tests/support/actors.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace leasefs::gate {
