@@ -13,8 +13,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "base/beneath.hpp"
 #include "base/clock.hpp"
-#include "journal/beneath.hpp"
 
 namespace leasefs::fuse {
 

@@ -6,8 +6,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "base/beneath.hpp"
 #include "fuse/filesystem.hpp"
-#include "journal/beneath.hpp"
 #include "journal/journal.hpp"
 
 namespace leasefs::fuse {

@@ -9,8 +9,8 @@
 
 #include <cstring>
 
+#include "base/beneath.hpp"
 #include "fuse/filesystem.hpp"
-#include "journal/beneath.hpp"
 #include "journal/journal.hpp"
 
 namespace leasefs::fuse {

@@ -9,9 +9,9 @@
 #include <optional>
 #include <set>
 
+#include "base/beneath.hpp"
 #include "base/inert_text.hpp"
 #include "base/spawn.hpp"
-#include "journal/beneath.hpp"
 #include "journal/undo.hpp"
 #include "journal/xattrs.hpp"
 

@@ -11,10 +11,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/beneath.hpp"
 #include "base/failpoint.hpp"
 #include "base/sha256.hpp"
 #include "base/would_block.hpp"
-#include "journal/beneath.hpp"
 #include "journal/xattrs.hpp"
 
 namespace leasefs::journal {

@@ -12,10 +12,10 @@
 #include <map>
 #include <set>
 
+#include "base/beneath.hpp"
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
 #include "base/inert_text.hpp"
-#include "journal/beneath.hpp"
 #include "journal/xattrs.hpp"
 
 namespace leasefs::journal {

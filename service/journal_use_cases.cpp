@@ -2,8 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/beneath.hpp"
 #include "base/error.hpp"
-#include "journal/beneath.hpp"
 #include "journal/diff.hpp"
 #include "journal/undo.hpp"
 #include "service/service.hpp"

@@ -1,4 +1,4 @@
-#include "journal/beneath.hpp"
+#include "base/beneath.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
