@@ -1,6 +1,7 @@
-// Paths under the root, reached without following any symlink: the daemon runs
+// Paths under a root, reached without following any symlink: the daemon runs
 // as root and the tree is the agent's, so a planted symlink must never lead a
-// journal read or an undo write outside the root (or into .longrun).
+// journal read, an undo write or a path check of the filesystem outside the
+// root (or into .longrun).
 #pragma once
 
 #include <string>
@@ -8,21 +9,14 @@
 
 #include "base/unique_fd.hpp"
 
-namespace leasefs::journal {
+namespace leasefs::base {
 
 // The directory holding `path` (relative to the root, "a/b/c" -> "a/b"), as an
 // O_PATH descriptor, and the last name in `*name`. Empty fd with errno set when
 // the parent cannot be reached (missing, a symlink on the way, outside the root).
-base::UniqueFd open_parent(int root_fd, std::string_view path, std::string* name);
+UniqueFd open_parent(int root_fd, std::string_view path, std::string* name);
 
 // `path` itself opened with `flags` (O_NOFOLLOW added); empty fd and errno on failure.
-base::UniqueFd open_beneath(int root_fd, std::string_view path, int flags);
+UniqueFd open_beneath(int root_fd, std::string_view path, int flags);
 
-// Whether `path` is one the journal keeps: relative, no "." or "..", not under
-// .longrun, not empty.
-bool journaled_path(std::string_view path) noexcept;
-
-// Whether `path` is `prefix` or lies beneath it.
-bool path_within(std::string_view path, std::string_view prefix) noexcept;
-
-}  // namespace leasefs::journal
+}  // namespace leasefs::base

@@ -12,6 +12,7 @@
 #include "base/beneath.hpp"
 #include "base/inert_text.hpp"
 #include "base/spawn.hpp"
+#include "journal/kept_paths.hpp"
 #include "journal/undo.hpp"
 #include "journal/xattrs.hpp"
 
@@ -81,7 +82,7 @@ After after_from_entry(const Journal& j, const Entry& e) {
 After after_from_tree(int root, const std::string& path) {
   After a;
   std::string name;
-  base::UniqueFd parent = open_parent(root, path, &name);
+  base::UniqueFd parent = base::open_parent(root, path, &name);
   struct stat st {};
   if (!parent || ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return a;
   a.mode = st.st_mode;

@@ -15,6 +15,7 @@
 #include "base/failpoint.hpp"
 #include "base/sha256.hpp"
 #include "base/would_block.hpp"
+#include "journal/kept_paths.hpp"
 #include "journal/xattrs.hpp"
 
 namespace leasefs::journal {
@@ -26,7 +27,7 @@ using nlohmann::json;
 // The names in the directory at `path` (none when it is not one, or is gone).
 std::vector<std::string> names_in(int root_fd, const std::string& path) {
   std::vector<std::string> names;
-  base::UniqueFd d = open_beneath(root_fd, path, O_RDONLY | O_DIRECTORY);
+  base::UniqueFd d = base::open_beneath(root_fd, path, O_RDONLY | O_DIRECTORY);
   if (!d) return names;
   DIR* dir = ::fdopendir(d.release());
   if (!dir) return names;
@@ -322,7 +323,7 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
   e.path = path;
   e.origin = std::string(origin);
   std::string name;
-  base::UniqueFd parent = open_parent(root_.get(), path, &name);
+  base::UniqueFd parent = base::open_parent(root_.get(), path, &name);
   struct stat st {};
   if (!parent || ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != EXDEV) return -errno;
@@ -428,7 +429,7 @@ int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_
   std::lock_guard lock(mu_);
   if (int r = open_turn_locked(turn); r < 0) return r;
   std::string name;
-  base::UniqueFd parent = open_parent(root_.get(), path, &name);
+  base::UniqueFd parent = base::open_parent(root_.get(), path, &name);
   struct stat st {};
   if (!parent || ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     return -errno;

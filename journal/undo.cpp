@@ -16,6 +16,7 @@
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
 #include "base/inert_text.hpp"
+#include "journal/kept_paths.hpp"
 #include "journal/xattrs.hpp"
 
 namespace leasefs::journal {
@@ -210,7 +211,7 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
     } else if (e.kind == "absent") {
       // Only what is there to remove (a temporary the turn made and removed is not).
       std::string name;
-      base::UniqueFd parent = open_parent(journal.root_fd(), e.path, &name);
+      base::UniqueFd parent = base::open_parent(journal.root_fd(), e.path, &name);
       struct stat st {};
       if (parent && ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
         removed.push_back(e.path);
@@ -232,7 +233,7 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
   for (const Entry& e : entries) {
     if (!e.undoable) continue;
     std::string name;
-    base::UniqueFd parent = open_parent(root, e.path, &name);
+    base::UniqueFd parent = base::open_parent(root, e.path, &name);
     struct stat st {};
     const bool there =
         parent && ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
@@ -253,7 +254,7 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
                    [](const Entry* a, const Entry* b) { return depth(a->path) > depth(b->path); });
   for (const Entry* e : order) {
     std::string name;
-    base::UniqueFd parent = open_parent(root, e->path, &name);
+    base::UniqueFd parent = base::open_parent(root, e->path, &name);
     if (!parent) continue;  // its directory is gone: nothing of it is left
     struct stat st {};
     if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
@@ -268,7 +269,7 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
   for (const Entry* e : order) {
     if (e->kind == "absent") continue;
     std::string name;
-    base::UniqueFd parent = open_parent(root, e->path, &name);
+    base::UniqueFd parent = base::open_parent(root, e->path, &name);
     if (!parent) fail("reach the directory of", e->path, errno);
     if (e->kind == "dir") {
       if (::mkdirat(parent.get(), name.c_str(), 0700) != 0 && errno != EEXIST) {
@@ -297,7 +298,7 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
       const std::string dir = slash == std::string::npos ? "" : e->path.substr(0, slash);
       base::UniqueFd d =
           dir.empty() ? base::UniqueFd(::openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))
-                      : open_beneath(root, dir, O_RDONLY | O_DIRECTORY);
+                      : base::open_beneath(root, dir, O_RDONLY | O_DIRECTORY);
       DIR* listing = d ? ::fdopendir(d.release()) : nullptr;
       if (!listing) continue;
       while (dirent* de = ::readdir(listing)) {
@@ -309,7 +310,7 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
     std::string anchor = group[0]->path;
     for (const auto& c : candidates) {
       std::string n;
-      base::UniqueFd p = open_parent(root, c, &n);
+      base::UniqueFd p = base::open_parent(root, c, &n);
       struct stat st {};
       if (p && ::fstatat(p.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == ino &&
           S_ISREG(st.st_mode)) {
@@ -319,7 +320,7 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
     }
     if (group.size() < 2 && anchor == group[0]->path) continue;
     std::string first_name;
-    base::UniqueFd first_parent = open_parent(root, anchor, &first_name);
+    base::UniqueFd first_parent = base::open_parent(root, anchor, &first_name);
     struct stat first {};
     if (!first_parent ||
         ::fstatat(first_parent.get(), first_name.c_str(), &first, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -328,7 +329,7 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
     for (size_t i = 0; i < group.size(); ++i) {
       if (group[i]->path == anchor) continue;
       std::string name;
-      base::UniqueFd parent = open_parent(root, group[i]->path, &name);
+      base::UniqueFd parent = base::open_parent(root, group[i]->path, &name);
       struct stat st {};
       if (!parent) continue;
       if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -348,7 +349,7 @@ json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
   std::reverse(order.begin(), order.end());
   for (const Entry* e : order) {
     if (e->kind != "dir") continue;
-    base::UniqueFd d = open_beneath(root, e->path, O_RDONLY | O_DIRECTORY);
+    base::UniqueFd d = base::open_beneath(root, e->path, O_RDONLY | O_DIRECTORY);
     if (d) set_meta(d.get(), *e);
   }
   // Parents of what was created or removed got new times; those the turn

@@ -2,9 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "base/beneath.hpp"
 #include "base/error.hpp"
 #include "journal/diff.hpp"
+#include "journal/kept_paths.hpp"
 #include "journal/undo.hpp"
 #include "service/service.hpp"
 #include "service/service_support.hpp"
