@@ -30,7 +30,5 @@ nlohmann::json render(const service::MemorySearchResult& result);
 nlohmann::json render(const service::MemorySaveResult& result);
 nlohmann::json render(const service::SetAskResult& result);
 nlohmann::json render(const service::JournalStatus& status);
-nlohmann::json render(service::DiffResult result);
-nlohmann::json render(service::UndoResult result);
 
 }  // namespace leasefs::control

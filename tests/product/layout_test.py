@@ -16,7 +16,7 @@ ALLOWED = {
     "gate": {"base"},
     "service": {"base", "memory", "gate", "journal"},
     "protocol": {"base"},
-    "control": {"base", "memory", "gate", "service", "protocol"},
+    "control": {"base", "memory", "gate", "journal", "service", "protocol"},
     "fuse": {"base", "gate", "journal"},
     "daemon": {"base", "memory", "gate", "journal", "service", "protocol", "control", "fuse"},
     "leasectl": {"base", "gate", "protocol"},
