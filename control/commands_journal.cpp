@@ -2,7 +2,7 @@
 // bounds, unknown names) and the use cases do the rest
 // (service/journal_use_cases.hpp).
 #include "control/command_args.hpp"
-#include "control/render.hpp"
+#include "control/render_journal.hpp"
 #include "service/journal_use_cases.hpp"
 
 namespace leasefs::control {

@@ -190,19 +190,6 @@ json render(const service::JournalStatus& s) {
           {"not_undoable", s.not_undoable}};
 }
 
-json render(service::DiffResult r) {
-  json out = std::move(r.report);
-  if (!r.journal_on) out["journal"] = "off";
-  return out;
-}
-
-json render(service::UndoResult r) {
-  json out = std::move(r.report);
-  out["journaled_in_turn"] = r.journaled_in_turn;
-  out["can_be_undone"] = r.can_be_undone;
-  return out;
-}
-
 json render(const memory::VerifyResult& r) {
   json out = {{"ok", r.ok}, {"records", r.records}};
   if (!r.ok) {

@@ -31,8 +31,6 @@ nlohmann::json render(const service::MemorySearchResult& result);
 nlohmann::json render(const service::MemorySaveResult& result);
 nlohmann::json render(const service::SetAskResult& result);
 nlohmann::json render(const service::JournalStatus& status);
-nlohmann::json render(service::DiffResult result);
-nlohmann::json render(service::UndoResult result);
 nlohmann::json render(const memory::VerifyResult& result);  // audit.verify
 
 }  // namespace leasefs::control

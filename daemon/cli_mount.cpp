@@ -216,10 +216,22 @@ int wait_for_child(int fd) {
   return 1;
 }
 
-int serve(const MountCommand& cmd, const std::string& root, const std::string& mountpoint,
-          const std::optional<AgentUser>& agent, bool root_dead, bool mountpoint_dead,
-          const BusyWatch& busy, const std::vector<std::string>& kernel_options, Reporter& report) {
-  // Signals are taken by one thread with sigwait; block them before any thread.
+// What run_mount() checked and serve() carries out.
+struct MountPlan {
+  explicit MountPlan(const MountCommand& command) : cmd(command) {}
+
+  const MountCommand& cmd;
+  std::string root;
+  std::string mountpoint;
+  std::optional<AgentUser> agent;
+  bool root_dead = false;        // the root is a dead leasefs mount (taken over)
+  bool mountpoint_dead = false;  // so is the mountpoint: mounted on top of it
+  BusyWatch busy;
+  std::vector<std::string> kernel_options;
+};
+
+// Signals are taken by one thread with sigwait; blocked before any thread exists.
+sigset_t block_stop_signals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
@@ -227,26 +239,32 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+  return stop_signals;
+}
 
-  fuse::fd_budget();  // raises RLIMIT_NOFILE to the hard limit before anything opens
+// The tree, reached beneath a dead mount over it when taking that over.
+base::UniqueFd open_root(const MountPlan& plan, Reporter& report) {
   base::UniqueFd root_fd;
-  if (root_dead) {
+  if (plan.root_dead) {
     std::string error;
-    root_fd = fuse::open_beneath_mounts(root, &error);
+    root_fd = fuse::open_beneath_mounts(plan.root, &error);
     if (!root_fd) {
       report.error(error +
                    "; to serve it again, stop every agent process, then run `leasefs "
                    "unmount " +
-                   root + "` (which exposes the tree) and mount again");
-      return 1;
+                   plan.root + "` (which exposes the tree) and mount again");
+      return root_fd;
     }
   } else {
-    root_fd = base::UniqueFd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    root_fd = base::UniqueFd(::open(plan.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   }
-  if (!root_fd) {
-    report.error("cannot open " + root + ": " + std::strerror(errno));
-    return 1;
-  }
+  if (!root_fd) report.error("cannot open " + plan.root + ": " + std::strerror(errno));
+  return root_fd;
+}
+
+// The runtime's options from the command line; nullopt once an error is reported.
+std::optional<RuntimeOptions> runtime_options(const MountPlan& plan, Reporter& report) {
+  const MountCommand& cmd = plan.cmd;
   RuntimeOptions ro;
   ro.socket_path = cmd.socket;
   ro.approver_uids = cmd.approver_uids;
@@ -263,148 +281,188 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
     std::string normalized = gate::normalize_protected_glob(glob, &why);
     if (normalized.empty()) {
       report.error("--protect '" + glob + "': " + why);
-      return 1;
+      return std::nullopt;
     }
     if (std::find(ro.protected_globs.begin(), ro.protected_globs.end(), normalized) ==
         ro.protected_globs.end()) {
       ro.protected_globs.push_back(std::move(normalized));
     }
   }
-  if (agent) {
+  if (plan.agent) {
     // The agent's group reads status.md and reaches the socket; nothing the daemon
     // creates is anyone else's (FUSE workers keep their own umask, see filesystem.cpp).
     ::umask(077);
-    ro.agent_gid = agent->gid;
-    ro.socket_gid = agent->gid;
+    ro.agent_gid = plan.agent->gid;
+    ro.socket_gid = plan.agent->gid;
   }
   if (!cmd.socket_group.empty()) {
     struct group* g = ::getgrnam(cmd.socket_group.c_str());
     if (!g) {
       report.error("unknown group " + cmd.socket_group);
-      return 1;
+      return std::nullopt;
     }
     ro.socket_gid = g->gr_gid;
   }
-  try {
-    Runtime runtime(root_fd.get(), root, ro);
-    if (!cmd.foreground) {
-      // A detached daemon logs to .longrun/daemon.log (two files of 4 MiB at most);
-      // errors before it is ready still reach the terminal through the report.
-      try {
-        spdlog::set_default_logger(spdlog::rotating_logger_mt(
-            "leasefs", runtime.longrun_path("daemon.log"), size_t{4} << 20, 1));
-        spdlog::flush_on(spdlog::level::info);
-      } catch (const std::exception& e) {
-        spdlog::warn("no log file: {}", e.what());
-      }
-    }
-    if (auto done = exclude_longrun_from_git(root_fd.get())) spdlog::info("{}", *done);
-    fuse::FsOptions fso;
-    // Over the root with nobody left inside, names change only through the mount
-    // and undo: a write may be judged by a cached path (fuse/path_cache.hpp).
-    fso.stable_names = mountpoint == root && !busy.watch;
-    fuse::Filesystem fs(root_fd.get(), runtime.gate(), runtime.reporter(), fso);
-    fs.set_journal(runtime.journal());
-    fs.set_disk_reserve(&runtime.disk_reserve());
-    fs.attach_asks(&runtime.asks());
-    OpenFdCount open_fds;
-    runtime.set_file_plane_status(
-        [&fs, &busy, &open_fds] { return file_plane_status(fs, busy, open_fds); });
-    runtime.set_undo_touch([&fs](const std::string& path) { fs.drop_cached(path); });
-    if (busy.watch) {
-      spdlog::warn(
-          "mounted over {} with --allow-busy: processes already inside keep ungated "
-          "access beneath the mount",
-          root);
-    }
-    // Once a second, and at once after an ENOSPC: deleted files are let go.
-    runtime.disk_reserve().start([&fs] { fs.release_deleted(); },
-                                 [&runtime] { runtime.disk_changed(); });
-    struct ForgetFs {  // status must not reach `fs` once it is gone
-      Runtime& runtime;
-      ~ForgetFs() {
-        runtime.disk_reserve().stop();
-        runtime.set_file_plane_status(nullptr);
-        runtime.set_undo_touch(nullptr);
-      }
-    } forget_fs{runtime};
-    // The mount table as it is before our mount: what appears later over the
-    // tree, by a user no approver is, ends every lease (daemon/mount_watch.hpp).
-    std::vector<uid_t> trusted = {0, ::geteuid()};
-    trusted.insert(trusted.end(), cmd.approver_uids.begin(), cmd.approver_uids.end());
-    MountWatch mount_watch(mountpoint == root ? std::vector<std::string>{root}
-                                              : std::vector<std::string>{root, mountpoint},
-                           trusted);
-    fuse::MountOptions mo;
-    mo.fsname = root;
-    mo.debug = cmd.debug_fuse;
-    mo.allow_other = ::geteuid() == 0;
-    mo.on_top = mountpoint_dead;
-    mo.kernel_options = kernel_options;
-    fuse::Session session(fs, mountpoint, mo);
-    runtime.start_control();
-    const auto own_mount = mount_watch.start(
-        mountpoint, [&runtime](auto mounts) { runtime.set_foreign_mounts(std::move(mounts)); });
-    // Clients find this daemon in the registry, never through the tree
-    // (protocol/daemon_registry.hpp); a clean stop removes the entry.
-    struct Registered {
-      std::string path;
-      ~Registered() { protocol::unregister_daemon(path); }
-    } registered;
-    if (const std::string dir = protocol::registry_dir(::geteuid()); !own_mount) {
-      spdlog::warn("own mount at {} not found in /proc/self/mountinfo: not registered", mountpoint);
-    } else if (dir.empty()) {
-      spdlog::warn("no XDG_RUNTIME_DIR: not registered; clients need --socket {}",
-                   runtime.socket_path());
-    } else {
-      try {
-        registered.path = protocol::register_daemon(
-            dir, {::getpid(), ::geteuid(), own_mount->mount_id, own_mount->device, mountpoint, root,
-                  runtime.socket_path()});
-      } catch (const std::exception& e) {
-        spdlog::warn("not registered: {}; clients need --socket {}", e.what(),
-                     runtime.socket_path());
-      }
-    }
+  return ro;
+}
 
-    std::thread signal_waiter([&] {
-      int sig = 0;
-      sigwait(&stop_signals, &sig);
-      if (sig != 0) spdlog::info("signal {}: unmounting {}", sig, mountpoint);
-      // Detach the mount first, while its loop still answers, so that nothing the
-      // daemon does afterwards (closing SQLite, the last audit batch, a log line)
-      // can reach its own mount and wait on a loop that has stopped; then stop the
-      // control plane (fail closed: no grant survives it), then the loop.
-      protocol::unregister_daemon(registered.path);
-      mount_watch.stop();
-      session.unmount();
-      runtime.stop();
-      session.stop();
-    });
-    report.ok("mounted " + root + " at " + mountpoint + " (socket " + runtime.socket_path() + ")");
-    if (cmd.foreground) {
-      sd_notify(0, "READY=1");
-    } else {
-      // Detached: nothing should write to the terminal we were started from.
-      int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-      if (devnull >= 0) {
-        ::dup2(devnull, 0);
-        ::dup2(devnull, 1);
-        ::dup2(devnull, 2);
-        ::close(devnull);
-      }
+// A detached daemon logs to .longrun/daemon.log (two files of 4 MiB at most);
+// errors before it is ready still reach the terminal through the report.
+void log_to_file(Runtime& runtime) {
+  try {
+    spdlog::set_default_logger(spdlog::rotating_logger_mt(
+        "leasefs", runtime.longrun_path("daemon.log"), size_t{4} << 20, 1));
+    spdlog::flush_on(spdlog::level::info);
+  } catch (const std::exception& e) {
+    spdlog::warn("no log file: {}", e.what());
+  }
+}
+
+// The registry's entry of this daemon; a clean stop removes it.
+struct Registered {
+  std::string path;
+  ~Registered() { protocol::unregister_daemon(path); }
+};
+
+// Clients find this daemon in the registry, never through the tree
+// (protocol/daemon_registry.hpp).
+void register_here(const MountPlan& plan, const Runtime& runtime,
+                   const std::optional<base::MountEntry>& own_mount, Registered& registered) {
+  if (const std::string dir = protocol::registry_dir(::geteuid()); !own_mount) {
+    spdlog::warn("own mount at {} not found in /proc/self/mountinfo: not registered",
+                 plan.mountpoint);
+  } else if (dir.empty()) {
+    spdlog::warn("no XDG_RUNTIME_DIR: not registered; clients need --socket {}",
+                 runtime.socket_path());
+  } else {
+    try {
+      registered.path = protocol::register_daemon(
+          dir, {::getpid(), ::geteuid(), own_mount->mount_id, own_mount->device, plan.mountpoint,
+                plan.root, runtime.socket_path()});
+    } catch (const std::exception& e) {
+      spdlog::warn("not registered: {}; clients need --socket {}", e.what(), runtime.socket_path());
     }
-    int res = session.run();
-    sd_notify(0, "STOPPING=1");
-    spdlog::info("leaving {} (loop ended: {})", mountpoint, res);
+  }
+}
+
+// Detached: nothing should write to the terminal we were started from.
+void detach_stdio() {
+  int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull >= 0) {
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    ::close(devnull);
+  }
+}
+
+// Mounts `fs`, opens the control socket, says "ready", and serves until a
+// signal or an unmount ends the loop.
+int run_session(const MountPlan& plan, fuse::Filesystem& fs, Runtime& runtime,
+                const sigset_t& stop_signals, Reporter& report) {
+  const std::string& root = plan.root;
+  const std::string& mountpoint = plan.mountpoint;
+  // The mount table as it is before our mount: what appears later over the
+  // tree, by a user no approver is, ends every lease (daemon/mount_watch.hpp).
+  std::vector<uid_t> trusted = {0, ::geteuid()};
+  trusted.insert(trusted.end(), plan.cmd.approver_uids.begin(), plan.cmd.approver_uids.end());
+  MountWatch mount_watch(mountpoint == root ? std::vector<std::string>{root}
+                                            : std::vector<std::string>{root, mountpoint},
+                         trusted);
+  fuse::MountOptions mo;
+  mo.fsname = root;
+  mo.debug = plan.cmd.debug_fuse;
+  mo.allow_other = ::geteuid() == 0;
+  mo.on_top = plan.mountpoint_dead;
+  mo.kernel_options = plan.kernel_options;
+  fuse::Session session(fs, mountpoint, mo);
+  runtime.start_control();
+  const auto own_mount = mount_watch.start(
+      mountpoint, [&runtime](auto mounts) { runtime.set_foreign_mounts(std::move(mounts)); });
+  Registered registered;
+  register_here(plan, runtime, own_mount, registered);
+
+  std::thread signal_waiter([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (sig != 0) spdlog::info("signal {}: unmounting {}", sig, mountpoint);
+    // Detach the mount first, while its loop still answers, so that nothing the
+    // daemon does afterwards (closing SQLite, the last audit batch, a log line)
+    // can reach its own mount and wait on a loop that has stopped; then stop the
+    // control plane (fail closed: no grant survives it), then the loop.
     protocol::unregister_daemon(registered.path);
     mount_watch.stop();
-    runtime.stop();
     session.unmount();
-    // Wake the signal thread if the loop ended for another reason (external unmount).
-    pthread_kill(signal_waiter.native_handle(), SIGTERM);
-    signal_waiter.join();
-    return 0;
+    runtime.stop();
+    session.stop();
+  });
+  report.ok("mounted " + root + " at " + mountpoint + " (socket " + runtime.socket_path() + ")");
+  if (plan.cmd.foreground) {
+    sd_notify(0, "READY=1");
+  } else {
+    detach_stdio();
+  }
+  int res = session.run();
+  sd_notify(0, "STOPPING=1");
+  spdlog::info("leaving {} (loop ended: {})", mountpoint, res);
+  protocol::unregister_daemon(registered.path);
+  mount_watch.stop();
+  runtime.stop();
+  session.unmount();
+  // Wake the signal thread if the loop ended for another reason (external unmount).
+  pthread_kill(signal_waiter.native_handle(), SIGTERM);
+  signal_waiter.join();
+  return 0;
+}
+
+// The file plane over `root_fd`, tied to the runtime for as long as it lives.
+int serve_files(const MountPlan& plan, int root_fd, Runtime& runtime, const sigset_t& stop_signals,
+                Reporter& report) {
+  fuse::FsOptions fso;
+  // Over the root with nobody left inside, names change only through the mount
+  // and undo: a write may be judged by a cached path (fuse/path_cache.hpp).
+  fso.stable_names = plan.mountpoint == plan.root && !plan.busy.watch;
+  fuse::Filesystem fs(root_fd, runtime.gate(), runtime.reporter(), fso);
+  fs.set_journal(runtime.journal());
+  fs.set_disk_reserve(&runtime.disk_reserve());
+  fs.attach_asks(&runtime.asks());
+  OpenFdCount open_fds;
+  const BusyWatch& busy = plan.busy;
+  runtime.set_file_plane_status(
+      [&fs, &busy, &open_fds] { return file_plane_status(fs, busy, open_fds); });
+  runtime.set_undo_touch([&fs](const std::string& path) { fs.drop_cached(path); });
+  if (busy.watch) {
+    spdlog::warn(
+        "mounted over {} with --allow-busy: processes already inside keep ungated "
+        "access beneath the mount",
+        plan.root);
+  }
+  // Once a second, and at once after an ENOSPC: deleted files are let go.
+  runtime.disk_reserve().start([&fs] { fs.release_deleted(); },
+                               [&runtime] { runtime.disk_changed(); });
+  struct ForgetFs {  // status must not reach `fs` once it is gone
+    Runtime& runtime;
+    ~ForgetFs() {
+      runtime.disk_reserve().stop();
+      runtime.set_file_plane_status(nullptr);
+      runtime.set_undo_touch(nullptr);
+    }
+  } forget_fs{runtime};
+  return run_session(plan, fs, runtime, stop_signals, report);
+}
+
+int serve(const MountPlan& plan, Reporter& report) {
+  const sigset_t stop_signals = block_stop_signals();
+  fuse::fd_budget();  // raises RLIMIT_NOFILE to the hard limit before anything opens
+  base::UniqueFd root_fd = open_root(plan, report);
+  if (!root_fd) return 1;
+  std::optional<RuntimeOptions> ro = runtime_options(plan, report);
+  if (!ro) return 1;
+  try {
+    Runtime runtime(root_fd.get(), plan.root, *ro);
+    if (!plan.cmd.foreground) log_to_file(runtime);
+    if (auto done = exclude_longrun_from_git(root_fd.get())) spdlog::info("{}", *done);
+    return serve_files(plan, root_fd.get(), runtime, stop_signals, report);
   } catch (const Error& e) {
     report.error(e.what());
   } catch (const std::exception& e) {
@@ -413,106 +471,90 @@ int serve(const MountCommand& cmd, const std::string& root, const std::string& m
   return 1;
 }
 
-}  // namespace
-
-int run_mount(const MountCommand& cmd) {
-  // Logs go to stderr (the journal under systemd); stdout carries only the outcome.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("stderr"));
-  spdlog::set_level(spdlog::level::from_str(cmd.log_level));
+// The root and the mountpoint, canonical. The root may itself be a dead
+// leasefs mount (crash while mounted over it): real_path() then names it
+// through its parent, without touching it. An error, or nullopt.
+std::optional<std::string> resolve_paths(MountPlan& plan) {
   std::string error;
-  auto fail = [&](const std::string& msg) {
-    std::fprintf(stderr, "error: %s\n", msg.c_str());
-    return 1;
-  };
+  auto root = real_path(plan.cmd.root, &error);
+  if (!root) return "root " + error;
+  if (!is_dir(*root)) return "root " + *root + " is not a directory";
+  plan.kernel_options = fuse::check_mount_options(plan.cmd.mount_options, &error);
+  if (!error.empty()) return error;
+  plan.root = *root;
+  plan.mountpoint = *root;
+  if (!plan.cmd.mountpoint.empty()) {
+    auto mp = real_path(plan.cmd.mountpoint, &error);
+    if (!mp) return "mountpoint " + error;
+    if (!is_dir(*mp)) return "mountpoint " + *mp + " is not a directory";
+    plan.mountpoint = *mp;
+  }
+  return std::nullopt;
+}
 
-  // The root may itself be a dead leasefs mount (crash while mounted over it):
-  // real_path() then names it through its parent, without touching it.
-  auto root = real_path(cmd.root, &error);
-  if (!root) return fail("root " + error);
-  if (!is_dir(*root)) return fail("root " + *root + " is not a directory");
-  const std::vector<std::string> kernel_options =
-      fuse::check_mount_options(cmd.mount_options, &error);
-  if (!error.empty()) return fail(error);
-  std::string mountpoint = *root;
-  if (!cmd.mountpoint.empty()) {
-    auto mp = real_path(cmd.mountpoint, &error);
-    if (!mp) return fail("mountpoint " + error);
-    if (!is_dir(*mp)) return fail("mountpoint " + *mp + " is not a directory");
-    mountpoint = *mp;
-  }
-  if (::access("/dev/fuse", R_OK | W_OK) != 0) {
-    return fail(std::string("/dev/fuse is not available: ") + std::strerror(errno) +
-                " (is the fuse module loaded, and is /dev/fuse passed to this container?)");
-  }
-  std::optional<AgentUser> agent;
-  if (!cmd.agent.empty()) {
-    if (::geteuid() != 0) {
-      return fail("--agent needs root: the daemon keeps .longrun while " + cmd.agent +
-                  " owns the tree (run it with sudo, or use the system unit)");
-    }
-    agent = resolve_agent(cmd.agent, &error);
-    if (!agent) return fail(error);
-  }
-  bool root_dead = false;
-  bool mountpoint_dead = false;
-  if (!check_existing_mount(*root, *root, &root_dead, &error)) return fail(error);
-  if (mountpoint == *root) {
-    mountpoint_dead = root_dead;
-  } else if (!check_existing_mount(mountpoint, *root, &mountpoint_dead, &error)) {
-    return fail(error);
-  }
-
-  if (agent) {
-    if (auto why = check_agent_can_reach(*root, *agent))
-      return fail("--agent " + cmd.agent + ": " + *why);
-    // Read beneath a dead mount when restarting after a crash.
-    base::UniqueFd tree = root_dead ? fuse::open_beneath_mounts(*root, &error)
-                                    : base::UniqueFd(::open(root->c_str(), O_PATH | O_CLOEXEC));
-    if (tree) {
-      const std::string at = "/proc/self/fd/" + std::to_string(tree.get());
-      if (auto warning = entries_agent_cannot_write(at, *root, *agent)) {
-        std::fprintf(stderr, "warning: --agent %s: %s\n", cmd.agent.c_str(), warning->c_str());
-      }
+// The tree as the agent will find it: an error when it cannot reach it; files
+// it could not write even under a lease are a warning.
+std::optional<std::string> check_agent_reach(const MountPlan& plan) {
+  const AgentUser& agent = *plan.agent;
+  if (auto why = check_agent_can_reach(plan.root, agent))
+    return "--agent " + plan.cmd.agent + ": " + *why;
+  // Read beneath a dead mount when restarting after a crash.
+  std::string error;
+  base::UniqueFd tree = plan.root_dead
+                            ? fuse::open_beneath_mounts(plan.root, &error)
+                            : base::UniqueFd(::open(plan.root.c_str(), O_PATH | O_CLOEXEC));
+  if (tree) {
+    const std::string at = "/proc/self/fd/" + std::to_string(tree.get());
+    if (auto warning = entries_agent_cannot_write(at, plan.root, agent)) {
+      std::fprintf(stderr, "warning: --agent %s: %s\n", plan.cmd.agent.c_str(), warning->c_str());
     }
   }
+  return std::nullopt;
+}
 
-  // Over the root: no process may already be inside the tree (busy_root.hpp).
-  BusyWatch busy;
-  if (mountpoint == *root) {
-    struct stat st {};
-    base::UniqueFd raw = root_dead ? fuse::open_beneath_mounts(*root, &error)
-                                   : base::UniqueFd(::open(root->c_str(), O_PATH | O_CLOEXEC));
-    if (raw && ::fstat(raw.get(), &st) == 0) {
-      const auto found = find_busy_processes(*root, st.st_dev, ::getpid());
-      if (!found.empty() && !cmd.allow_busy) {
-        return fail(*root +
-                    " is in use by processes that would keep direct, ungated access to "
-                    "the tree beneath the mount: " +
-                    describe_busy(found) +
-                    ". Stop them or move them out of the tree (change directory, close the "
-                    "files), or pass --allow-busy, which leaves them able to write the tree "
-                    "without a lease");
-      }
-      if (!found.empty()) {
-        std::fprintf(stderr,
-                     "warning: --allow-busy: %s keep ungated access to the tree beneath the "
-                     "mount; `leasectl status --json` lists them while they live\n",
-                     describe_busy(found).c_str());
-        busy = BusyWatch{true, *root, st.st_dev};
-      }
-    }
+// Over the root: no process may already be inside the tree (busy_root.hpp),
+// unless --allow-busy, which watches them. An error, or nullopt.
+std::optional<std::string> check_busy(MountPlan& plan) {
+  if (plan.mountpoint != plan.root) return std::nullopt;
+  const std::string& root = plan.root;
+  std::string error;
+  struct stat st {};
+  base::UniqueFd raw = plan.root_dead ? fuse::open_beneath_mounts(root, &error)
+                                      : base::UniqueFd(::open(root.c_str(), O_PATH | O_CLOEXEC));
+  if (!raw || ::fstat(raw.get(), &st) != 0) return std::nullopt;
+  const auto found = find_busy_processes(root, st.st_dev, ::getpid());
+  if (!found.empty() && !plan.cmd.allow_busy) {
+    return root +
+           " is in use by processes that would keep direct, ungated access to "
+           "the tree beneath the mount: " +
+           describe_busy(found) +
+           ". Stop them or move them out of the tree (change directory, close the "
+           "files), or pass --allow-busy, which leaves them able to write the tree "
+           "without a lease";
   }
+  if (!found.empty()) {
+    std::fprintf(stderr,
+                 "warning: --allow-busy: %s keep ungated access to the tree beneath the "
+                 "mount; `leasectl status --json` lists them while they live\n",
+                 describe_busy(found).c_str());
+    plan.busy = BusyWatch{true, root, st.st_dev};
+  }
+  return std::nullopt;
+}
 
-  if (cmd.foreground) {
-    Reporter report(-1);
-    return serve(cmd, *root, mountpoint, agent, root_dead, mountpoint_dead, busy, kernel_options,
-                 report);
-  }
+// Serves in a child, detached; the parent prints the child's report and exits with it.
+int serve_detached(const MountPlan& plan) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    std::fprintf(stderr, "error: pipe: %s\n", std::strerror(errno));
+    return 1;
+  }
   std::fflush(nullptr);
   pid_t pid = ::fork();
-  if (pid < 0) return fail(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) {
+    std::fprintf(stderr, "error: fork: %s\n", std::strerror(errno));
+    return 1;
+  }
   if (pid > 0) {
     ::close(fds[1]);
     return wait_for_child(fds[0]);
@@ -520,8 +562,48 @@ int run_mount(const MountCommand& cmd) {
   ::close(fds[0]);
   ::setsid();
   Reporter report(fds[1]);
-  ::_exit(serve(cmd, *root, mountpoint, agent, root_dead, mountpoint_dead, busy, kernel_options,
-                report));
+  ::_exit(serve(plan, report));
+}
+
+}  // namespace
+
+int run_mount(const MountCommand& cmd) {
+  // Logs go to stderr (the journal under systemd); stdout carries only the outcome.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("stderr"));
+  spdlog::set_level(spdlog::level::from_str(cmd.log_level));
+  auto fail = [](const std::string& msg) {
+    std::fprintf(stderr, "error: %s\n", msg.c_str());
+    return 1;
+  };
+  MountPlan plan(cmd);
+  if (auto error = resolve_paths(plan)) return fail(*error);
+  if (::access("/dev/fuse", R_OK | W_OK) != 0) {
+    return fail(std::string("/dev/fuse is not available: ") + std::strerror(errno) +
+                " (is the fuse module loaded, and is /dev/fuse passed to this container?)");
+  }
+  std::string error;
+  if (!cmd.agent.empty()) {
+    if (::geteuid() != 0) {
+      return fail("--agent needs root: the daemon keeps .longrun while " + cmd.agent +
+                  " owns the tree (run it with sudo, or use the system unit)");
+    }
+    plan.agent = resolve_agent(cmd.agent, &error);
+    if (!plan.agent) return fail(error);
+  }
+  if (!check_existing_mount(plan.root, plan.root, &plan.root_dead, &error)) return fail(error);
+  if (plan.mountpoint == plan.root) {
+    plan.mountpoint_dead = plan.root_dead;
+  } else if (!check_existing_mount(plan.mountpoint, plan.root, &plan.mountpoint_dead, &error)) {
+    return fail(error);
+  }
+  if (plan.agent) {
+    if (auto why = check_agent_reach(plan)) return fail(*why);
+  }
+  if (auto why = check_busy(plan)) return fail(*why);
+
+  if (!cmd.foreground) return serve_detached(plan);
+  Reporter report(-1);
+  return serve(plan, report);
 }
 
 }  // namespace leasefs::daemon

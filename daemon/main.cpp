@@ -29,45 +29,39 @@ std::optional<int64_t> ask_wait_ms(const std::string& text) {
   return ms;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  leasefs::base::keep_freed_heap();  // as the benches do, so they measure what ships
-  using namespace leasefs::daemon;
-  if (argc >= 2 && std::strcmp(argv[1], "demo") == 0) {
-    for (int i = 2; i < argc; ++i) {
-      if (std::strcmp(argv[i], "--version") == 0) {
-        std::printf("leasefs %s\n", LEASEFS_VERSION);
-        return 0;
-      }
-      if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-        std::printf(
-            "leasefs demo: the whole story, end to end, in a temporary directory: a real mount,\n"
-            "real shell writes and the real leasectl (it must be next to leasefs or on PATH).\n"
-            "Needs root and /dev/fuse; leaves nothing behind. Exits non-zero if an\n"
-            "expectation fails.\n\n"
-            "Usage: leasefs demo\n");
-        return 0;
-      }
+// `leasefs demo [--help|--version]`.
+int demo_command(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--version") == 0) {
+      std::printf("leasefs %s\n", LEASEFS_VERSION);
+      return 0;
     }
-    return run_demo(argc - 1, argv + 1);
-  }
-  if (argc >= 2 && argv[1][0] != '-') {
-    const std::vector<std::string> names = {"mount", "unmount", "demo"};
-    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-      const std::string near = leasefs::protocol::closest_word(argv[1], names);
-      std::fprintf(stderr, "leasefs: unknown command '%s'%s\nRun `leasefs --help` for the list.\n",
-                   argv[1], near.empty() ? "" : ("; did you mean '" + near + "'?").c_str());
-      return 2;
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf(
+          "leasefs demo: the whole story, end to end, in a temporary directory: a real mount,\n"
+          "real shell writes and the real leasectl (it must be next to leasefs or on PATH).\n"
+          "Needs root and /dev/fuse; leaves nothing behind. Exits non-zero if an\n"
+          "expectation fails.\n\n"
+          "Usage: leasefs demo\n");
+      return 0;
     }
   }
+  return leasefs::daemon::run_demo(argc - 1, argv + 1);
+}
 
-  CLI::App app{"leasefs: a write-gating filesystem for coding agents"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("leasefs ") + LEASEFS_VERSION);
-  app.add_subcommand("demo", "the whole story, end to end, in a temporary directory");
+// An unknown command is named, with the nearest known one.
+bool known_command(const char* word) {
+  const std::vector<std::string> names = {"mount", "unmount", "demo"};
+  if (std::find(names.begin(), names.end(), word) != names.end()) return true;
+  const std::string near = leasefs::protocol::closest_word(word, names);
+  std::fprintf(stderr, "leasefs: unknown command '%s'%s\nRun `leasefs --help` for the list.\n",
+               word, near.empty() ? "" : ("; did you mean '" + near + "'?").c_str());
+  return false;
+}
 
-  MountCommand m;
+// `leasefs mount`'s options, into `m` (and --ask's text into `ask_wait`).
+CLI::App* add_mount_command(CLI::App& app, leasefs::daemon::MountCommand& m,
+                            std::string& ask_wait) {
   auto* mount = app.add_subcommand("mount", "serve ROOT, mounted over itself or at MOUNTPOINT");
   mount->add_option("ROOT", m.root, "the project directory")->required();
   mount->add_option("MOUNTPOINT", m.mountpoint, "where to mount (default: over ROOT)");
@@ -112,7 +106,6 @@ int main(int argc, char** argv) {
   mount->add_option("--journal-keep-mb", m.journal_keep_mb,
                     "older turns are dropped while the journal is larger (default 16384)");
 
-  std::string ask_wait;
   mount
       ->add_option("--ask", ask_wait,
                    "ask mode: a refused write waits up to WAIT (default 60s; 90s, 5m, at most "
@@ -128,6 +121,24 @@ int main(int argc, char** argv) {
                                            "number of seconds)";
           },
           "WAIT"));
+  return mount;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  leasefs::base::keep_freed_heap();  // as the benches do, so they measure what ships
+  using namespace leasefs::daemon;
+  if (argc >= 2 && std::strcmp(argv[1], "demo") == 0) return demo_command(argc, argv);
+  if (argc >= 2 && argv[1][0] != '-' && !known_command(argv[1])) return 2;
+
+  CLI::App app{"leasefs: a write-gating filesystem for coding agents"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("leasefs ") + LEASEFS_VERSION);
+  app.add_subcommand("demo", "the whole story, end to end, in a temporary directory");
+  MountCommand m;
+  std::string ask_wait;
+  auto* mount = add_mount_command(app, m, ask_wait);
 
   std::string unmount_path;
   auto* unmount = app.add_subcommand("unmount", "stop the daemon serving PATH and unmount it");

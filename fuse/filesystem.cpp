@@ -13,8 +13,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "base/beneath.hpp"
 #include "base/clock.hpp"
-#include "journal/beneath.hpp"
 
 namespace leasefs::fuse {
 
@@ -184,7 +184,7 @@ std::string Filesystem::relative_to_root(const std::string& target) const {
 bool Filesystem::names_this_file(const std::string& path, const struct stat& st) const {
   if (path.empty() || !gate::is_expressible(path)) return false;
   std::string name;
-  base::UniqueFd dir = journal::open_parent(root_.fd.get(), path, &name);
+  base::UniqueFd dir = base::open_parent(root_.fd.get(), path, &name);
   struct stat live {};
   return dir && ::fstatat(dir.get(), name.c_str(), &live, AT_SYMLINK_NOFOLLOW) == 0 &&
          live.st_dev == st.st_dev && live.st_ino == st.st_ino;
@@ -210,7 +210,7 @@ std::string Filesystem::live_name_of(int fd) const {
 std::string Filesystem::name_beside(const std::string& gone, const struct stat& st) const {
   if (gone.empty() || !gate::is_expressible(gone)) return {};
   std::string name;
-  base::UniqueFd parent = journal::open_parent(root_.fd.get(), gone, &name);
+  base::UniqueFd parent = base::open_parent(root_.fd.get(), gone, &name);
   if (!parent) return {};
   base::UniqueFd dir_fd(::openat(parent.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   DIR* dir = dir_fd ? ::fdopendir(dir_fd.get()) : nullptr;

@@ -6,8 +6,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "base/beneath.hpp"
 #include "fuse/filesystem.hpp"
-#include "journal/beneath.hpp"
 #include "journal/journal.hpp"
 
 namespace leasefs::fuse {
@@ -74,7 +74,7 @@ void Filesystem::drop_cached(const std::string& path) noexcept {
     fuse_ino_t parent = FUSE_ROOT_ID;
     if (slash != std::string::npos) {
       base::UniqueFd d =
-          journal::open_beneath(root_.fd.get(), path.substr(0, slash), O_PATH | O_DIRECTORY);
+          base::open_beneath(root_.fd.get(), path.substr(0, slash), O_PATH | O_DIRECTORY);
       struct stat st {};
       if (!d || ::fstatat(d.get(), "", &st, AT_EMPTY_PATH) != 0) return;
       const Inode* dir = table_.find(st.st_dev, st.st_ino);
@@ -82,7 +82,7 @@ void Filesystem::drop_cached(const std::string& path) noexcept {
       parent = reinterpret_cast<fuse_ino_t>(dir);
     }
     std::string name;
-    base::UniqueFd d = journal::open_parent(root_.fd.get(), path, &name);
+    base::UniqueFd d = base::open_parent(root_.fd.get(), path, &name);
     struct stat st {};
     if (d && ::fstatat(d.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
       if (const Inode* obj = table_.find(st.st_dev, st.st_ino)) {

@@ -9,8 +9,8 @@
 
 #include <cstring>
 
+#include "base/beneath.hpp"
 #include "fuse/filesystem.hpp"
-#include "journal/beneath.hpp"
 #include "journal/journal.hpp"
 
 namespace leasefs::fuse {
@@ -20,7 +20,7 @@ namespace {
 // Deletes `path` if it is still the file (dev, ino); 0 or -errno.
 int unlink_if_same(int root_fd, const std::string& path, dev_t dev, ino_t ino) {
   std::string name;
-  base::UniqueFd parent = journal::open_parent(root_fd, path, &name);
+  base::UniqueFd parent = base::open_parent(root_fd, path, &name);
   struct stat st {};
   if (!parent || ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     return -errno;

@@ -11,10 +11,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/beneath.hpp"
 #include "base/failpoint.hpp"
 #include "base/sha256.hpp"
 #include "base/would_block.hpp"
-#include "journal/beneath.hpp"
+#include "journal/kept_paths.hpp"
 #include "journal/xattrs.hpp"
 
 namespace leasefs::journal {
@@ -26,7 +27,7 @@ using nlohmann::json;
 // The names in the directory at `path` (none when it is not one, or is gone).
 std::vector<std::string> names_in(int root_fd, const std::string& path) {
   std::vector<std::string> names;
-  base::UniqueFd d = open_beneath(root_fd, path, O_RDONLY | O_DIRECTORY);
+  base::UniqueFd d = base::open_beneath(root_fd, path, O_RDONLY | O_DIRECTORY);
   if (!d) return names;
   DIR* dir = ::fdopendir(d.release());
   if (!dir) return names;
@@ -129,7 +130,7 @@ json Entry::to_json() const {
             {"mode", mode},         {"uid", uid},   {"gid", gid},   {"atime_ns", atime_ns},
             {"mtime_ns", mtime_ns}, {"size", size}, {"ino", ino},   {"nlink", nlink},
             {"undoable", undoable}};
-  if (!target.empty() || kind == "symlink") j["target"] = target;
+  if (!target.empty() || kind == EntryKind::kSymlink) j["target"] = target;
   if (!xattrs.empty()) j["xattrs"] = xattrs;
   if (!blob.empty()) j["blob"] = blob;
   if (!why.empty()) j["why"] = why;
@@ -142,7 +143,7 @@ Entry Entry::from_json(const json& j) {
   e.seq = j.value("seq", uint64_t{0});
   e.turn = j.value("turn", uint64_t{0});
   e.path = j.value("path", std::string());
-  e.kind = j.value("kind", std::string("other"));
+  e.kind = kind_from_name(j.value("kind", std::string("other")));
   e.mode = j.value("mode", uint32_t{0});
   e.uid = j.value("uid", uint32_t{0});
   e.gid = j.value("gid", uint32_t{0});
@@ -283,9 +284,9 @@ int Journal::append_locked(Entry& e, bool lazy) {
   // survives a crash of the daemon) but synced with the next entry that does
   // protect something, or when the turn's index is closed. Every other entry is
   // on disk before its mutation runs.
-  if ((lazy || e.kind == "absent") && options_.lazy_absent) {
+  if ((lazy || e.kind == EntryKind::kAbsent) && options_.lazy_absent) {
     unsynced_ = true;
-    if (e.kind == "dir") pending_dirs_.insert(e.path);
+    if (e.kind == EntryKind::kDir) pending_dirs_.insert(e.path);
   } else {
     if (::fdatasync(index_.get()) != 0) return -errno;
     unsynced_ = false;
@@ -322,33 +323,33 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
   e.path = path;
   e.origin = std::string(origin);
   std::string name;
-  base::UniqueFd parent = open_parent(root_.get(), path, &name);
+  base::UniqueFd parent = base::open_parent(root_.get(), path, &name);
   struct stat st {};
   if (!parent || ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != EXDEV) return -errno;
-    e.kind = "absent";
+    e.kind = EntryKind::kAbsent;
   } else {
     take_stat(e, st);
     if (S_ISREG(st.st_mode)) {
-      e.kind = "file";
+      e.kind = EntryKind::kFile;
       base::UniqueFd f(::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
       if (!f) return -errno;
       e.xattrs = read_xattrs(f.get());
       if (int r = save_content_locked(f.get(), st, e); r < 0) return r;
     } else if (S_ISDIR(st.st_mode)) {
-      e.kind = "dir";
+      e.kind = EntryKind::kDir;
       base::UniqueFd f(
           ::openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (f) e.xattrs = read_xattrs(f.get());
     } else if (S_ISLNK(st.st_mode)) {
-      e.kind = "symlink";
+      e.kind = EntryKind::kSymlink;
       std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
       ssize_t n = ::readlinkat(parent.get(), name.c_str(), buf.data(), buf.size());
       if (n < 0) return -errno;
       buf.resize(static_cast<size_t>(n));
       e.target = std::move(buf);
     } else {
-      e.kind = "other";
+      e.kind = EntryKind::kOther;
       e.undoable = false;
       e.why = "not a file, directory or symlink";
     }
@@ -356,11 +357,12 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
   // A directory kept because an entry in it changes protects only its times
   // (its entries are kept one by one): synced with the next protecting entry,
   // or before the directory itself is changed (above).
-  const bool lazy = as_parent && e.kind == "dir";
+  const bool lazy = as_parent && e.kind == EntryKind::kDir;
   if (int r = append_locked(e, lazy); r < 0) return r;
   seq_ = e.seq;
   paths_.insert(path);
-  if (e.kind == "file" || (e.kind == "dir" && !lazy)) inodes_.insert({st.st_dev, st.st_ino});
+  if (e.kind == EntryKind::kFile || (e.kind == EntryKind::kDir && !lazy))
+    inodes_.insert({st.st_dev, st.st_ino});
   if (!e.undoable) not_undoable_.push_back(path);
   if (listener_) listener_(e);
   return 0;
@@ -409,7 +411,7 @@ void Journal::note_rename(uint64_t turn, std::string_view from, std::string_view
   Entry e;
   e.seq = seq_ + 1;
   e.turn = turn;
-  e.kind = "rename";
+  e.kind = EntryKind::kRename;
   e.path = std::string(from);
   e.target = std::string(to);
   // Not synced on its own: undo never needs it, the next entry's sync carries it.
@@ -428,7 +430,7 @@ int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_
   std::lock_guard lock(mu_);
   if (int r = open_turn_locked(turn); r < 0) return r;
   std::string name;
-  base::UniqueFd parent = open_parent(root_.get(), path, &name);
+  base::UniqueFd parent = base::open_parent(root_.get(), path, &name);
   struct stat st {};
   if (!parent || ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     return -errno;
@@ -437,7 +439,7 @@ int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_
   Entry e;
   e.seq = seq_ + 1;
   e.turn = turn;
-  e.kind = "leftover";
+  e.kind = EntryKind::kLeftover;
   e.path = std::string(path);
   take_stat(e, st);
   if (st.st_nlink > 1) {

@@ -29,6 +29,7 @@
 
 #include "base/disk_reserve.hpp"
 #include "base/unique_fd.hpp"
+#include "journal/entry_kind.hpp"
 
 namespace leasefs::journal {
 
@@ -46,13 +47,14 @@ struct Options {
 // One pre-image.
 struct Entry {
   // A fact for diff (a rename, a leftover taken out of the tree), not a pre-image.
-  bool is_fact() const noexcept { return kind == "rename" || kind == "leftover"; }
+  bool is_fact() const noexcept {
+    return kind == EntryKind::kRename || kind == EntryKind::kLeftover;
+  }
 
   uint64_t seq = 0;
   uint64_t turn = 0;
   std::string path;
-  // absent | file | dir | symlink | other; "rename" and "leftover" are facts, not pre-images
-  std::string kind;
+  EntryKind kind = EntryKind::kOther;
   uint32_t mode = 0, uid = 0, gid = 0;
   int64_t atime_ns = 0, mtime_ns = 0;
   uint64_t size = 0, ino = 0, nlink = 0;

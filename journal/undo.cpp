@@ -12,17 +12,16 @@
 #include <map>
 #include <set>
 
+#include "base/beneath.hpp"
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
 #include "base/inert_text.hpp"
-#include "journal/beneath.hpp"
+#include "journal/kept_paths.hpp"
 #include "journal/xattrs.hpp"
 
 namespace leasefs::journal {
 
 namespace {
-
-using nlohmann::json;
 
 size_t depth(const std::string& p) {
   return static_cast<size_t>(std::count(p.begin(), p.end(), '/'));
@@ -34,13 +33,6 @@ bool selected(const std::string& path, const std::vector<std::string>& filters) 
     if (path_within(path, f)) return true;
   }
   return false;
-}
-
-std::string kind_of(const struct stat& st) {
-  if (S_ISREG(st.st_mode)) return "file";
-  if (S_ISDIR(st.st_mode)) return "dir";
-  if (S_ISLNK(st.st_mode)) return "symlink";
-  return "other";
 }
 
 [[noreturn]] void fail(const std::string& what, const std::string& path, int err) {
@@ -152,6 +144,191 @@ void restore_symlink(int parent, const std::string& name, const Entry& e) {
   ::utimensat(parent, name.c_str(), ts, AT_SYMLINK_NOFOLLOW);
 }
 
+// Whether something is at `path` now (without following a symlink); its stat in `st`.
+bool present(int root, const std::string& path, struct stat* st) {
+  std::string name;
+  base::UniqueFd parent = base::open_parent(root, path, &name);
+  return parent && ::fstatat(parent.get(), name.c_str(), st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+// Later turns that changed the same paths, except this undo's own work.
+std::vector<UndoReport::Conflict> later_changes(const Journal& journal,
+                                                const std::vector<uint64_t>& turns, uint64_t turn,
+                                                const std::vector<Entry>& entries,
+                                                const std::string& own) {
+  std::set<std::string> paths;
+  for (const auto& e : entries) paths.insert(e.path);
+  std::vector<UndoReport::Conflict> conflicts;
+  for (uint64_t t : turns) {
+    if (t <= turn) continue;
+    std::set<std::string> reported;
+    for (const Entry& e : journal.entries(t)) {
+      if (e.origin == own || e.is_fact() || !paths.contains(e.path) ||
+          !reported.insert(e.path).second)
+        continue;
+      conflicts.push_back({e.path, t});
+    }
+  }
+  return conflicts;
+}
+
+[[noreturn]] void refuse(uint64_t turn, const std::vector<UndoReport::Conflict>& conflicts) {
+  std::string list;
+  for (const auto& c : conflicts) {
+    // Quoted: a name never starts a line of this message (base/inert_text.hpp).
+    list += "\n  " + base::quote_name(c.path) + " (changed again in turn " +
+            std::to_string(c.turn) + ")";
+  }
+  throw Error(Errc::kUndoConflict, "undo of turn " + std::to_string(turn) +
+                                       " refused: later turns changed the same paths:" + list +
+                                       "\nundo those turns first, name other paths, or pass "
+                                       "--force to put these back anyway");
+}
+
+// What the undo puts back, removes, and cannot put back.
+void plan(int root, const std::vector<Entry>& entries, UndoReport& report) {
+  for (const Entry& e : entries) {
+    struct stat st {};
+    if (!e.undoable) {
+      report.not_undoable.push_back({e.path, e.why});
+    } else if (e.kind != EntryKind::kAbsent) {
+      report.restored.push_back(e.path);
+    } else if (present(root, e.path, &st)) {
+      // Only what is there to remove (a temporary the turn made and removed is not).
+      report.removed.push_back(e.path);
+    }
+  }
+}
+
+// 1. Journal what is there now, in the current turn, so the undo can be undone.
+void journal_current(Journal& journal, const std::vector<Entry>& entries, const UndoRequest& req,
+                     const std::string& own, const TouchFn& touch) {
+  for (const Entry& e : entries) {
+    if (!e.undoable) continue;
+    struct stat st {};
+    const bool there = present(journal.root_fd(), e.path, &st);
+    const bool replaced_whole = there && (e.kind == EntryKind::kAbsent || kind_of(st) != e.kind);
+    int r = replaced_whole ? journal.before_tree(req.current_turn, e.path, own)
+                           : journal.before(req.current_turn, e.path, own);
+    if (r < 0) fail("journal", e.path, -r);
+    if (touch) touch(e.path);
+  }
+}
+
+// 2. Deepest first (`order`): remove what the turn created, and what changed kind.
+void remove_created(int root, const std::vector<const Entry*>& order) {
+  for (const Entry* e : order) {
+    std::string name;
+    base::UniqueFd parent = base::open_parent(root, e->path, &name);
+    if (!parent) continue;  // its directory is gone: nothing of it is left
+    struct stat st {};
+    if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (e->kind == EntryKind::kAbsent || (e->kind == EntryKind::kDir && !S_ISDIR(st.st_mode))) {
+      remove_any(parent.get(), name, e->path);
+    }
+  }
+}
+
+// 3. Shallowest first (`order`): directories, then what they held.
+void restore_names(const Journal& journal, const std::vector<const Entry*>& order) {
+  for (const Entry* e : order) {
+    if (e->kind == EntryKind::kAbsent) continue;
+    std::string name;
+    base::UniqueFd parent = base::open_parent(journal.root_fd(), e->path, &name);
+    if (!parent) fail("reach the directory of", e->path, errno);
+    if (e->kind == EntryKind::kDir) {
+      if (::mkdirat(parent.get(), name.c_str(), 0700) != 0 && errno != EEXIST) {
+        fail("create directory", e->path, errno);
+      }
+    } else if (e->kind == EntryKind::kFile) {
+      restore_file(journal, parent.get(), name, *e);
+    } else if (e->kind == EntryKind::kSymlink) {
+      restore_symlink(parent.get(), name, *e);
+    }
+    base::failpoint("undo.after_one");
+  }
+}
+
+// The names that lead to inode `ino` now: those of `group`, and any beside them.
+std::vector<std::string> names_of_inode(int root, const std::vector<const Entry*>& group,
+                                        uint64_t ino) {
+  std::vector<std::string> names;
+  for (const Entry* e : group) names.push_back(e->path);
+  for (const Entry* e : group) {
+    const size_t slash = e->path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "" : e->path.substr(0, slash);
+    base::UniqueFd d = dir.empty()
+                           ? base::UniqueFd(::openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+                           : base::open_beneath(root, dir, O_RDONLY | O_DIRECTORY);
+    DIR* listing = d ? ::fdopendir(d.release()) : nullptr;
+    if (!listing) continue;
+    while (dirent* de = ::readdir(listing)) {
+      if (de->d_ino == ino) names.push_back(dir.empty() ? de->d_name : dir + "/" + de->d_name);
+    }
+    ::closedir(listing);
+  }
+  return names;
+}
+
+// Links `e`'s name to the file at (first_parent, first_name), unless it is that file already.
+void link_to(int root, const Entry& e, int first_parent, const std::string& first_name,
+             ino_t first_ino) {
+  std::string name;
+  base::UniqueFd parent = base::open_parent(root, e.path, &name);
+  struct stat st {};
+  if (!parent) return;
+  if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      st.st_ino == first_ino) {
+    return;
+  }
+  const std::string tmp = "." + name.substr(0, 200) + ".leasefs-link";
+  ::unlinkat(parent.get(), tmp.c_str(), 0);
+  if (::linkat(first_parent, first_name.c_str(), parent.get(), tmp.c_str(), 0) != 0 ||
+      ::renameat(parent.get(), tmp.c_str(), parent.get(), name.c_str()) != 0) {
+    fail("link", e.path, errno);
+  }
+}
+
+// 4. Names that were hard links of one file are links again: of the file
+// itself when it is still there under another name (another name the turn
+// journaled, or one beside it), else of the first name put back.
+void relink(int root, const std::vector<const Entry*>& order) {
+  std::map<uint64_t, std::vector<const Entry*>> by_ino;
+  for (const Entry* e : order) {
+    if (e->kind == EntryKind::kFile && e->nlink > 1) by_ino[e->ino].push_back(e);
+  }
+  for (const auto& [ino, group] : by_ino) {
+    std::string anchor = group[0]->path;
+    for (const auto& c : names_of_inode(root, group, ino)) {
+      struct stat st {};
+      if (present(root, c, &st) && st.st_ino == ino && S_ISREG(st.st_mode)) {
+        anchor = c;
+        break;
+      }
+    }
+    if (group.size() < 2 && anchor == group[0]->path) continue;
+    std::string first_name;
+    base::UniqueFd first_parent = base::open_parent(root, anchor, &first_name);
+    struct stat first {};
+    if (!first_parent ||
+        ::fstatat(first_parent.get(), first_name.c_str(), &first, AT_SYMLINK_NOFOLLOW) != 0) {
+      continue;
+    }
+    for (const Entry* e : group) {
+      if (e->path != anchor) link_to(root, *e, first_parent.get(), first_name, first.st_ino);
+    }
+  }
+}
+
+// 5. Deepest first (`order`): directory metadata last, once their contents stopped changing.
+void restore_dir_meta(int root, const std::vector<const Entry*>& order) {
+  for (const Entry* e : order) {
+    if (e->kind != EntryKind::kDir) continue;
+    base::UniqueFd d = base::open_beneath(root, e->path, O_RDONLY | O_DIRECTORY);
+    if (d) set_meta(d.get(), *e);
+  }
+}
+
 }  // namespace
 
 std::vector<Entry> first_preimages(const Journal& journal, uint64_t turn,
@@ -165,199 +342,46 @@ std::vector<Entry> first_preimages(const Journal& journal, uint64_t turn,
   return out;
 }
 
-json undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
+UndoReport undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
   const std::vector<uint64_t> turns = journal.turns();
   if (std::find(turns.begin(), turns.end(), req.turn) == turns.end()) {
     throw Error(Errc::kNotFound, "turn " + std::to_string(req.turn) +
                                      " has no journal (nothing was changed in it, or it is "
                                      "older than the retention); see `leasectl diff --turn N`");
   }
-  std::vector<Entry> entries = first_preimages(journal, req.turn, req.paths);
-  std::set<std::string> paths;
-  for (const auto& e : entries) paths.insert(e.path);
-
-  // Later turns that changed the same paths, except this undo's own work.
+  const std::vector<Entry> entries = first_preimages(journal, req.turn, req.paths);
   const std::string own = "undo:" + std::to_string(req.turn);
-  json conflicts = json::array();
-  for (uint64_t t : turns) {
-    if (t <= req.turn) continue;
-    std::set<std::string> reported;
-    for (const Entry& e : journal.entries(t)) {
-      if (e.origin == own || e.is_fact() || !paths.contains(e.path) ||
-          !reported.insert(e.path).second)
-        continue;
-      conflicts.push_back({{"path", e.path}, {"turn", t}});
-    }
-  }
-  json out = {{"turn", req.turn}, {"dry_run", req.dry_run}, {"conflicts", conflicts}};
-  if (!conflicts.empty() && !req.force) {
-    std::string list;
-    for (const auto& c : conflicts) {
-      // Quoted: a name never starts a line of this message (base/inert_text.hpp).
-      list += "\n  " + base::quote_name(c["path"].get<std::string>()) + " (changed again in turn " +
-              std::to_string(c["turn"].get<uint64_t>()) + ")";
-    }
-    throw Error(Errc::kUndoConflict, "undo of turn " + std::to_string(req.turn) +
-                                         " refused: later turns changed the same paths:" + list +
-                                         "\nundo those turns first, name other paths, or pass "
-                                         "--force to put these back anyway");
-  }
-
-  json restored = json::array(), removed = json::array(), skipped = json::array();
-  for (const Entry& e : entries) {
-    if (!e.undoable) {
-      skipped.push_back({{"path", e.path}, {"why", e.why}});
-    } else if (e.kind == "absent") {
-      // Only what is there to remove (a temporary the turn made and removed is not).
-      std::string name;
-      base::UniqueFd parent = open_parent(journal.root_fd(), e.path, &name);
-      struct stat st {};
-      if (parent && ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        removed.push_back(e.path);
-      }
-    } else {
-      restored.push_back(e.path);
-    }
-  }
-  out["restored"] = restored;
-  out["removed"] = removed;
-  out["not_undoable"] = skipped;
-  if (req.dry_run) {
-    out["applied"] = false;
-    return out;
-  }
-
+  UndoReport report;
+  report.turn = req.turn;
+  report.dry_run = req.dry_run;
+  report.conflicts = later_changes(journal, turns, req.turn, entries, own);
+  if (!report.conflicts.empty() && !req.force) refuse(req.turn, report.conflicts);
   const int root = journal.root_fd();
-  // 1. Journal what is there now, in the current turn, so the undo can be undone.
-  for (const Entry& e : entries) {
-    if (!e.undoable) continue;
-    std::string name;
-    base::UniqueFd parent = open_parent(root, e.path, &name);
-    struct stat st {};
-    const bool there =
-        parent && ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
-    const bool replaced_whole = there && (e.kind == "absent" || kind_of(st) != e.kind);
-    int r = replaced_whole ? journal.before_tree(req.current_turn, e.path, own)
-                           : journal.before(req.current_turn, e.path, own);
-    if (r < 0) fail("journal", e.path, -r);
-    if (touch) touch(e.path);
-  }
-  base::failpoint("undo.after_journal");
+  plan(root, entries, report);
+  if (req.dry_run) return report;
 
-  // 2. Deepest first: remove what the turn created, and what changed kind.
-  std::vector<const Entry*> order;
+  journal_current(journal, entries, req, own, touch);
+  base::failpoint("undo.after_journal");
+  std::vector<const Entry*> order;  // deepest first
   for (const Entry& e : entries) {
     if (e.undoable) order.push_back(&e);
   }
   std::stable_sort(order.begin(), order.end(),
                    [](const Entry* a, const Entry* b) { return depth(a->path) > depth(b->path); });
-  for (const Entry* e : order) {
-    std::string name;
-    base::UniqueFd parent = open_parent(root, e->path, &name);
-    if (!parent) continue;  // its directory is gone: nothing of it is left
-    struct stat st {};
-    if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    if (e->kind == "absent" || (e->kind == "dir" && !S_ISDIR(st.st_mode))) {
-      remove_any(parent.get(), name, e->path);
-    }
-  }
+  remove_created(root, order);
   base::failpoint("undo.after_remove");
-
-  // 3. Shallowest first: directories, then what they held.
   std::reverse(order.begin(), order.end());
-  for (const Entry* e : order) {
-    if (e->kind == "absent") continue;
-    std::string name;
-    base::UniqueFd parent = open_parent(root, e->path, &name);
-    if (!parent) fail("reach the directory of", e->path, errno);
-    if (e->kind == "dir") {
-      if (::mkdirat(parent.get(), name.c_str(), 0700) != 0 && errno != EEXIST) {
-        fail("create directory", e->path, errno);
-      }
-    } else if (e->kind == "file") {
-      restore_file(journal, parent.get(), name, *e);
-    } else if (e->kind == "symlink") {
-      restore_symlink(parent.get(), name, *e);
-    }
-    base::failpoint("undo.after_one");
-  }
-
-  // 4. Names that were hard links of one file are links again: of the file
-  // itself when it is still there under another name (another name the turn
-  // journaled, or one beside it), else of the first name put back.
-  std::map<uint64_t, std::vector<const Entry*>> by_ino;
-  for (const Entry* e : order) {
-    if (e->kind == "file" && e->nlink > 1) by_ino[e->ino].push_back(e);
-  }
-  for (const auto& [ino, group] : by_ino) {
-    std::vector<std::string> candidates;
-    for (const Entry* e : group) candidates.push_back(e->path);
-    for (const Entry* e : group) {
-      const size_t slash = e->path.rfind('/');
-      const std::string dir = slash == std::string::npos ? "" : e->path.substr(0, slash);
-      base::UniqueFd d =
-          dir.empty() ? base::UniqueFd(::openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))
-                      : open_beneath(root, dir, O_RDONLY | O_DIRECTORY);
-      DIR* listing = d ? ::fdopendir(d.release()) : nullptr;
-      if (!listing) continue;
-      while (dirent* de = ::readdir(listing)) {
-        if (de->d_ino == ino)
-          candidates.push_back(dir.empty() ? de->d_name : dir + "/" + de->d_name);
-      }
-      ::closedir(listing);
-    }
-    std::string anchor = group[0]->path;
-    for (const auto& c : candidates) {
-      std::string n;
-      base::UniqueFd p = open_parent(root, c, &n);
-      struct stat st {};
-      if (p && ::fstatat(p.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == ino &&
-          S_ISREG(st.st_mode)) {
-        anchor = c;
-        break;
-      }
-    }
-    if (group.size() < 2 && anchor == group[0]->path) continue;
-    std::string first_name;
-    base::UniqueFd first_parent = open_parent(root, anchor, &first_name);
-    struct stat first {};
-    if (!first_parent ||
-        ::fstatat(first_parent.get(), first_name.c_str(), &first, AT_SYMLINK_NOFOLLOW) != 0) {
-      continue;
-    }
-    for (size_t i = 0; i < group.size(); ++i) {
-      if (group[i]->path == anchor) continue;
-      std::string name;
-      base::UniqueFd parent = open_parent(root, group[i]->path, &name);
-      struct stat st {};
-      if (!parent) continue;
-      if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-          st.st_ino == first.st_ino) {
-        continue;
-      }
-      const std::string tmp = "." + name.substr(0, 200) + ".leasefs-link";
-      ::unlinkat(parent.get(), tmp.c_str(), 0);
-      if (::linkat(first_parent.get(), first_name.c_str(), parent.get(), tmp.c_str(), 0) != 0 ||
-          ::renameat(parent.get(), tmp.c_str(), parent.get(), name.c_str()) != 0) {
-        fail("link", group[i]->path, errno);
-      }
-    }
-  }
-
-  // 5. Deepest first: directory metadata last, once their contents stopped changing.
+  restore_names(journal, order);
+  relink(root, order);
   std::reverse(order.begin(), order.end());
-  for (const Entry* e : order) {
-    if (e->kind != "dir") continue;
-    base::UniqueFd d = open_beneath(root, e->path, O_RDONLY | O_DIRECTORY);
-    if (d) set_meta(d.get(), *e);
-  }
+  restore_dir_meta(root, order);
   // Parents of what was created or removed got new times; those the turn
   // journaled were just put back above.
   for (const Entry& e : entries) {
     if (touch) touch(e.path);
   }
-  out["applied"] = true;
-  return out;
+  report.applied = true;
+  return report;
 }
 
 }  // namespace leasefs::journal

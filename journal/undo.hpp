@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -29,11 +28,28 @@ struct UndoRequest {
 // its kernel caches for it).
 using TouchFn = std::function<void(const std::string& path)>;
 
-// {"turn", "restored":[...], "removed":[...], "not_undoable":[{path,why}],
-//  "conflicts":[{path,turn}], "dry_run", "applied"}. Throws
-// Error{undo_conflict} listing the conflicts when later turns changed the same
-// paths and `force` is off; Error{not_found} when the turn has no journal.
-nlohmann::json undo(Journal& journal, const UndoRequest& request, const TouchFn& touch);
+// What an undo did, or (dry_run) would do.
+struct UndoReport {
+  struct NotUndoable {
+    std::string path;
+    std::string why;
+  };
+  struct Conflict {  // a path a later turn changed again
+    std::string path;
+    uint64_t turn = 0;
+  };
+  uint64_t turn = 0;
+  bool dry_run = false;
+  bool applied = false;
+  std::vector<std::string> restored;
+  std::vector<std::string> removed;
+  std::vector<NotUndoable> not_undoable;
+  std::vector<Conflict> conflicts;  // those it went ahead over (force)
+};
+
+// Throws Error{undo_conflict} listing the conflicts when later turns changed
+// the same paths and `force` is off; Error{not_found} when the turn has no journal.
+UndoReport undo(Journal& journal, const UndoRequest& request, const TouchFn& touch);
 
 // The first pre-image per path of `turn`, limited to `paths` (prefixes; empty: all).
 std::vector<Entry> first_preimages(const Journal& journal, uint64_t turn,

@@ -194,6 +194,97 @@ VerifyResult bad(std::size_t records, std::size_t line, std::string kind, std::s
   return VerifyResult{false, records, line, std::move(kind), std::move(message)};
 }
 
+// The file's lines; a final line without '\n' is a torn (cut) write.
+std::vector<std::string_view> split_lines(std::string_view data, bool* torn_tail) {
+  std::vector<std::string_view> lines;
+  for (std::size_t pos = 0; pos < data.size();) {
+    const std::size_t newline = data.find('\n', pos);
+    if (newline == std::string::npos) {
+      lines.emplace_back(data.substr(pos));
+      *torn_tail = true;
+      break;
+    }
+    lines.emplace_back(data.substr(pos, newline - pos));
+    pos = newline + 1;
+  }
+  return lines;
+}
+
+// The chain as verified so far: its last record, and how many passed.
+struct ChainEnd {
+  std::uint64_t seq = 0;
+  std::string hash = kZeroHash;
+  std::size_t records = 0;
+};
+
+// Why line `i` does not continue the chain that ends at `end`, or nullopt.
+std::optional<VerifyResult> check_record(const std::vector<std::optional<ParsedLine>>& parsed,
+                                         std::size_t i, bool torn_tail, const ChainEnd& end,
+                                         const std::unordered_set<std::string>& hashes) {
+  const std::size_t line_no = i + 1;
+  const std::size_t records = end.records;
+  if (!parsed[i]) {
+    const bool is_last = i + 1 == parsed.size();
+    if (is_last && torn_tail) {
+      return bad(records, line_no, "truncated",
+                 "line " + std::to_string(line_no) + " is cut short (no end of line)");
+    }
+    return bad(records, line_no, "malformed",
+               "line " + std::to_string(line_no) + " is not a well-formed audit record");
+  }
+  const ParsedLine& rec = *parsed[i];
+  if (base::sha256_hex(canonical(rec.seq, rec.ts_ms, rec.event, rec.prev)) != rec.hash) {
+    return bad(records, line_no, "edited",
+               "record seq " + std::to_string(rec.seq) + " on line " + std::to_string(line_no) +
+                   " does not match its hash: its content was changed");
+  }
+  const std::uint64_t expected = end.seq + 1;
+  if (rec.seq < expected) {
+    return bad(records, line_no, "reordered",
+               "line " + std::to_string(line_no) + " has seq " + std::to_string(rec.seq) +
+                   " after seq " + std::to_string(end.seq));
+  }
+  if (rec.seq > expected) {
+    const bool later = std::any_of(
+        parsed.begin() + static_cast<std::ptrdiff_t>(i) + 1, parsed.end(),
+        [&](const auto& other) { return other && other->seq >= expected && other->seq < rec.seq; });
+    if (later) {
+      return bad(records, line_no, "reordered",
+                 "line " + std::to_string(line_no) + " has seq " + std::to_string(rec.seq) +
+                     " but seq " + std::to_string(expected) + " comes later in the file");
+    }
+    return bad(records, line_no, "deleted",
+               "records " + std::to_string(expected) + ".." + std::to_string(rec.seq - 1) +
+                   " are missing before line " + std::to_string(line_no));
+  }
+  if (rec.prev != end.hash) {
+    const bool points_elsewhere = hashes.count(rec.prev) != 0;
+    return bad(records, line_no, points_elsewhere ? "reordered" : "edited",
+               "record seq " + std::to_string(rec.seq) + " on line " + std::to_string(line_no) +
+                   (points_elsewhere ? " links to a record that is not its predecessor"
+                                     : " links to a previous hash that does not exist"));
+  }
+  return std::nullopt;
+}
+
+// Whether the file ends with the record the database says was written last
+// (`lines`: how many lines the file has), or why not.
+std::optional<VerifyResult> check_anchor(const std::optional<Anchor>& anchor, const ChainEnd& end,
+                                         std::size_t lines) {
+  if (!anchor) return std::nullopt;
+  if (end.seq < anchor->seq) {
+    return bad(end.records, lines + 1, "truncated",
+               "the log ends at seq " + std::to_string(end.seq) + " but seq " +
+                   std::to_string(anchor->seq) + " was written: the tail was cut off");
+  }
+  if (end.seq == anchor->seq && end.hash != anchor->hash) {
+    return bad(
+        end.records, lines, "edited",
+        "the last record (seq " + std::to_string(end.seq) + ") is not the one that was written");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 AuditLog::AuditLog(std::string log_path, const std::string& db_path, Options options)
@@ -336,103 +427,33 @@ VerifyResult AuditLog::verify() {
   const std::string data = read_all(reader.get(), path_);
   const std::optional<Anchor> anchor = read_anchor(db_);
 
-  // Split into lines; a final line without '\n' is a torn (cut) write.
-  std::vector<std::string_view> lines;
   bool torn_tail = false;
-  for (std::size_t pos = 0; pos < data.size();) {
-    const std::size_t newline = data.find('\n', pos);
-    if (newline == std::string::npos) {
-      lines.emplace_back(std::string_view(data).substr(pos));
-      torn_tail = true;
-      break;
-    }
-    lines.emplace_back(std::string_view(data).substr(pos, newline - pos));
-    pos = newline + 1;
-  }
-
   std::vector<std::optional<ParsedLine>> parsed;
-  parsed.reserve(lines.size());
   std::unordered_set<std::string> hashes;
-  for (std::string_view line : lines) {
+  for (std::string_view line : split_lines(data, &torn_tail)) {
     parsed.push_back(parse_line(line));
     if (parsed.back()) hashes.insert(parsed.back()->hash);
   }
 
-  std::uint64_t prev_seq = 0;
-  std::string prev_hash = kZeroHash;
-  std::size_t records = 0;
+  ChainEnd end;
   Losses losses;
   for (std::size_t i = 0; i < parsed.size(); ++i) {
-    const std::size_t line_no = i + 1;
-    if (!parsed[i]) {
-      const bool is_last = i + 1 == parsed.size();
-      if (is_last && torn_tail) {
-        return bad(records, line_no, "truncated",
-                   "line " + std::to_string(line_no) + " is cut short (no end of line)");
-      }
-      return bad(records, line_no, "malformed",
-                 "line " + std::to_string(line_no) + " is not a well-formed audit record");
-    }
+    if (auto broken = check_record(parsed, i, torn_tail, end, hashes)) return *broken;
     const ParsedLine& rec = *parsed[i];
-    if (base::sha256_hex(canonical(rec.seq, rec.ts_ms, rec.event, rec.prev)) != rec.hash) {
-      return bad(records, line_no, "edited",
-                 "record seq " + std::to_string(rec.seq) + " on line " + std::to_string(line_no) +
-                     " does not match its hash: its content was changed");
-    }
-    const std::uint64_t expected = prev_seq + 1;
-    if (rec.seq < expected) {
-      return bad(records, line_no, "reordered",
-                 "line " + std::to_string(line_no) + " has seq " + std::to_string(rec.seq) +
-                     " after seq " + std::to_string(prev_seq));
-    }
-    if (rec.seq > expected) {
-      const bool later =
-          std::any_of(parsed.begin() + static_cast<std::ptrdiff_t>(i) + 1, parsed.end(),
-                      [&](const auto& other) {
-                        return other && other->seq >= expected && other->seq < rec.seq;
-                      });
-      if (later) {
-        return bad(records, line_no, "reordered",
-                   "line " + std::to_string(line_no) + " has seq " + std::to_string(rec.seq) +
-                       " but seq " + std::to_string(expected) + " comes later in the file");
-      }
-      return bad(records, line_no, "deleted",
-                 "records " + std::to_string(expected) + ".." + std::to_string(rec.seq - 1) +
-                     " are missing before line " + std::to_string(line_no));
-    }
-    if (rec.prev != prev_hash) {
-      const bool points_elsewhere = hashes.count(rec.prev) != 0;
-      return bad(records, line_no, points_elsewhere ? "reordered" : "edited",
-                 "record seq " + std::to_string(rec.seq) + " on line " + std::to_string(line_no) +
-                     (points_elsewhere ? " links to a record that is not its predecessor"
-                                       : " links to a previous hash that does not exist"));
-    }
-    prev_seq = rec.seq;
-    prev_hash = rec.hash;
-    ++records;
+    end.seq = rec.seq;
+    end.hash = rec.hash;
+    ++end.records;
     note_loss(rec.seq, rec.event, losses);
   }
-
-  if (anchor) {
-    if (prev_seq < anchor->seq) {
-      return bad(records, parsed.size() + 1, "truncated",
-                 "the log ends at seq " + std::to_string(prev_seq) + " but seq " +
-                     std::to_string(anchor->seq) + " was written: the tail was cut off");
-    }
-    if (prev_seq == anchor->seq && prev_hash != anchor->hash) {
-      return bad(
-          records, parsed.size(), "edited",
-          "the last record (seq " + std::to_string(prev_seq) + ") is not the one that was written");
-    }
-  }
+  if (auto broken = check_anchor(anchor, end, parsed.size())) return *broken;
   if (losses.count > 0) {
     // The chain is whole, but it says that events never reached it.
-    return bad(records, 0, "lost",
+    return bad(end.records, 0, "lost",
                "the chain is intact but records that " + std::to_string(losses.count) +
                    " event(s) were lost before they reached it: " + losses.detail);
   }
   return VerifyResult{
-      true, records, 0, {}, "audit chain intact: " + std::to_string(records) + " records"};
+      true, end.records, 0, {}, "audit chain intact: " + std::to_string(end.records) + " records"};
 }
 
 }  // namespace leasefs::memory

@@ -3,8 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "base/error.hpp"
-#include "journal/beneath.hpp"
 #include "journal/diff.hpp"
+#include "journal/kept_paths.hpp"
 #include "journal/undo.hpp"
 #include "service/service.hpp"
 #include "service/service_support.hpp"
@@ -98,17 +98,21 @@ UndoResult JournalUseCases::undo(const UndoArgs& args, const gate::Actor& actor)
                      {"reason", args.reason},
                      {"uid", actor.uid}});
   }
-  json out = journal::undo(journal_, req, touch_);
+  journal::UndoReport out = journal::undo(journal_, req, touch_);
   if (!args.dry_run) {
-    spdlog::info("undo of turn {}: {} restored, {} removed", args.turn, out["restored"].size(),
-                 out["removed"].size());
+    spdlog::info("undo of turn {}: {} restored, {} removed", args.turn, out.restored.size(),
+                 out.removed.size());
+    json not_undoable = json::array(), forced_over = json::array();
+    for (const auto& n : out.not_undoable)
+      not_undoable.push_back({{"path", n.path}, {"why", n.why}});
+    for (const auto& c : out.conflicts) forced_over.push_back({{"path", c.path}, {"turn", c.turn}});
     events_.publish({{"type", "undo"},
                      {"turn", args.turn},
                      {"current_turn", state.turn_index},
-                     {"restored", out["restored"]},
-                     {"removed", out["removed"]},
-                     {"not_undoable", out["not_undoable"]},
-                     {"forced_over", out["conflicts"]},
+                     {"restored", out.restored},
+                     {"removed", out.removed},
+                     {"not_undoable", std::move(not_undoable)},
+                     {"forced_over", std::move(forced_over)},
                      {"reason", args.reason},
                      {"uid", actor.uid}});
   }

@@ -13,6 +13,8 @@
 #include "base/disk_reserve.hpp"
 #include "gate/task_state.hpp"
 #include "gate/task_status.hpp"
+#include "journal/diff.hpp"
+#include "journal/undo.hpp"
 #include "memory/ledger_types.hpp"
 #include "memory/record.hpp"
 #include "service/foreign_mount.hpp"
@@ -131,14 +133,14 @@ struct SetAskResult {
 
 // diff: the journal's own report (journal/diff.hpp), passed through whole.
 struct DiffResult {
-  nlohmann::json report;
+  journal::DiffReport report;
   bool journal_on = true;  // false: mounted with --journal=off, nothing is kept
 };
 
 // undo: the journal's own report (journal/undo.hpp), and where the undo's own
 // changes went.
 struct UndoResult {
-  nlohmann::json report;
+  journal::UndoReport report;
   uint64_t journaled_in_turn = 0;
   bool can_be_undone = false;  // not when the current turn itself was put back
 };

@@ -20,7 +20,7 @@ ALLOWED = {
     "report": {"base", "gate", "memory"},
     "service": {"base", "memory", "gate", "journal", "state", "report"},
     "protocol": {"base"},
-    "control": {"base", "memory", "gate", "report", "service", "protocol"},
+    "control": {"base", "memory", "gate", "journal", "report", "service", "protocol"},
     "fuse": {"base", "gate", "journal", "report"},
     "daemon": {"base", "memory", "gate", "journal", "state", "report", "service", "protocol", "control",
                "fuse"},
