@@ -158,12 +158,13 @@ tar -cf "$WORK/tree.tar" -C /usr include 2>/dev/null
 
 mkdir -p "$WORK/native" "$WORK/back-bindfs" "$WORK/mnt-bindfs" "$WORK/back-bench" \
   "$WORK/mnt-bench" "$WORK/back-gateoff" "$WORK/mnt-gateoff" "$WORK/back-hp" "$WORK/mnt-hp" \
-  "$WORK/back-enosys" "$WORK/mnt-enosys" "$WORK/back-hpnowb" "$WORK/mnt-hpnowb" \
-  "$WORK/root-daemon" "$WORK/root-nojrnl"
+  "$WORK/back-enosys" "$WORK/mnt-enosys" "$WORK/back-hpnowb" "$WORK/mnt-hpnowb"
 
 # The real daemon over the root (`leasefs mount ROOT`), a task started and a grant held.
 daemon_target() {  # label column extra-mount-options...
-  local label=$1 root="$WORK/root-$2" sock="$WORK/ctl-$2.sock"; shift 2
+  # A fresh root each pass: the last pass's task is still in progress there.
+  local label=$1 root="$WORK/root-$2-${1%%:*}" sock="$WORK/ctl-$2-${1%%:*}.sock"; shift 2
+  mkdir -p "$root"
   "$LEASEFS" mount "$root" --socket "$sock" "$@" >/dev/null 2>&1
   wait_mounted "$root"
   "$LEASECTL" --socket "$sock" start "benchmark" >/dev/null
