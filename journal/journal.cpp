@@ -293,6 +293,7 @@ int Journal::append_locked(Entry& e, bool lazy) {
   }
   base::failpoint("journal.before_index");
   held_lines_ += line;
+  bytes_ += line.size();  // taken back with the held lines' if the write fails
   if (int r = flush_locked(); r < 0) return r;
   if (::fdatasync(index_.get()) != 0) return -errno;
   unsynced_ = false;
@@ -333,6 +334,7 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
   if (paths_.contains(path)) {
     // A directory kept only as a parent is made durable before it is itself changed.
     if (!as_parent && pending_dirs_.contains(path)) {
+      if (int r = flush_locked(); r < 0) return r;  // its line may still be held
       if (::fdatasync(index_.get()) != 0) return -errno;
       unsynced_ = false;
       pending_dirs_.clear();
