@@ -74,7 +74,9 @@ fi
 WORK=$(mktemp -d "${FS_BENCH_DIR:-/var/tmp}/fs-bench.XXXXXX")
 PIDS=()
 cleanup() {
-  for r in "$WORK"/root-*; do [ -x "$LEASEFS" ] && "$LEASEFS" unmount "$r" >/dev/null 2>&1; done
+  for r in "$WORK"/root-*; do
+    if [ -x "$LEASEFS" ]; then "$LEASEFS" unmount "$r" >/dev/null 2>&1 || true; fi
+  done
   for mp in "$WORK"/mnt-*; do fusermount3 -uz "$mp" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   rm -rf "$WORK"
