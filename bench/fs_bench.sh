@@ -19,6 +19,13 @@
 #            version (apt-get source; a private deb-src list under the scratch
 #            directory when the system has none). Skipped, with the reason, when
 #            it cannot be fetched or built. FS_BENCH_HP=/path/to/binary uses that one.
+#   hpnowb   the same passthrough_hp without its writeback cache, everything else
+#            as in hp (86400 s timeouts, splice, keep_cache). libfuse 3.14's
+#            passthrough_hp has no option for that alone (--nocache also sets every
+#            timeout to 0), so it is compiled a second time with its one
+#            `conn->want |= FUSE_CAP_WRITEBACK_CACHE` line taken out.
+#            FS_BENCH_HP_NOWB=/path/to/binary uses that one. leasefs may not use the
+#            writeback cache (I6), so this is the column to hold it against.
 #   enosys   (FS_BENCH_ENOSYS=1 only) bench with xattrs answered ENOSYS, to price
 #            the security.capability lookups the kernel makes before every write
 # Workloads: fio sequential/random (seqread after drop_caches, then cached: read
@@ -31,25 +38,34 @@
 # FILES files of 4 KiB written one by one by python3 (open, write, close: what an
 # agent's tool does; write_small), then stat'ed (stat_written) and again
 # (stat_written_warm).
-# Prints each figure and its ratio to native.
+# Prints each figure and its ratio to native, then daemon/native over hp/native
+# and over hpnowb/native (above 1: leasefs faster than passthrough_hp).
+# With FS_BENCH_PASSES=N (N > 1) the columns run N times, the order rotated by
+# one column each pass so that no column always runs first or last; each pass's
+# table is printed, then per line the median of the N ratios and their spread.
 #
 #   bench/fs_bench.sh [BUILD_DIR]          FS_BENCH_QUICK=1 for a short run
 #   env: FS_BENCH_DIR (scratch, default /var/tmp), FS_BENCH_SIZE (seq size, 1g; quick 128m),
 #        FS_BENCH_FILES (small files, 10000 also when quick), FS_BENCH_RUNTIME (s per
-#        random job, 10; quick 3), FS_BENCH_ENOSYS=1 (add the enosys column)
+#        random job, 10; quick 3), FS_BENCH_ENOSYS=1 (add the enosys column),
+#        FS_BENCH_PASSES (1), FS_BENCH_COLUMNS (which columns, in pass 1's order;
+#        default "native bindfs daemon nojrnl bench gateoff hp hpnowb")
 set -euo pipefail
 
 BUILD=${1:-$(cd "$(dirname "$0")/.." && pwd)/build}
 for tool in fio bindfs bc python3; do
   command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install -y fio bindfs bc" >&2; exit 2; }
 done
-MOUNT_BIN=$(find "$BUILD" -name leasefs_bench_mount -type f -perm -u+x | head -1)
-[ -x "$MOUNT_BIN" ] || { echo "leasefs_bench_mount not found under $BUILD" >&2; exit 2; }
-GATEOFF_BIN=$(find "$BUILD" -name leasefs_bench_mount_gate_off -type f -perm -u+x | head -1)
-[ -x "$GATEOFF_BIN" ] || { echo "leasefs_bench_mount_gate_off not found under $BUILD" >&2; exit 2; }
+read -ra COLS <<<"${FS_BENCH_COLUMNS:-native bindfs daemon nojrnl bench gateoff hp hpnowb}"
+[ "${FS_BENCH_ENOSYS:-0}" = 1 ] && COLS+=(enosys)
+want() { [[ " ${COLS[*]} " == *" $1 "* ]]; }
+MOUNT_BIN=$(find "$BUILD" -name leasefs_bench_mount -type f -perm -u+x 2>/dev/null | head -1)
+{ want bench || want enosys; } && [ ! -x "$MOUNT_BIN" ] && { echo "leasefs_bench_mount not found under $BUILD" >&2; exit 2; }
+GATEOFF_BIN=$(find "$BUILD" -name leasefs_bench_mount_gate_off -type f -perm -u+x 2>/dev/null | head -1)
+want gateoff && [ ! -x "$GATEOFF_BIN" ] && { echo "leasefs_bench_mount_gate_off not found under $BUILD" >&2; exit 2; }
 LEASEFS="$BUILD/daemon/leasefs"
 LEASECTL="$BUILD/leasectl/leasectl"
-[ -x "$LEASEFS" ] && [ -x "$LEASECTL" ] || { echo "leasefs/leasectl not built under $BUILD" >&2; exit 2; }
+{ want daemon || want nojrnl; } && { [ -x "$LEASEFS" ] && [ -x "$LEASECTL" ] || { echo "leasefs/leasectl not built under $BUILD" >&2; exit 2; }; }
 if [ "${FS_BENCH_QUICK:-0}" = 1 ]; then
   SIZE=${FS_BENCH_SIZE:-128m}; FILES=${FS_BENCH_FILES:-10000}; RUNTIME=${FS_BENCH_RUNTIME:-3}
 else
@@ -58,7 +74,9 @@ fi
 WORK=$(mktemp -d "${FS_BENCH_DIR:-/var/tmp}/fs-bench.XXXXXX")
 PIDS=()
 cleanup() {
-  for r in "$WORK"/root-*; do "$LEASEFS" unmount "$r" >/dev/null 2>&1 || true; done
+  for r in "$WORK"/root-*; do
+    if [ -x "$LEASEFS" ]; then "$LEASEFS" unmount "$r" >/dev/null 2>&1 || true; fi
+  done
   for mp in "$WORK"/mnt-*; do fusermount3 -uz "$mp" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   rm -rf "$WORK"
@@ -142,11 +160,13 @@ tar -cf "$WORK/tree.tar" -C /usr include 2>/dev/null
 
 mkdir -p "$WORK/native" "$WORK/back-bindfs" "$WORK/mnt-bindfs" "$WORK/back-bench" \
   "$WORK/mnt-bench" "$WORK/back-gateoff" "$WORK/mnt-gateoff" "$WORK/back-hp" "$WORK/mnt-hp" \
-  "$WORK/back-enosys" "$WORK/mnt-enosys" "$WORK/root-daemon" "$WORK/root-nojrnl"
+  "$WORK/back-enosys" "$WORK/mnt-enosys" "$WORK/back-hpnowb" "$WORK/mnt-hpnowb"
 
 # The real daemon over the root (`leasefs mount ROOT`), a task started and a grant held.
-daemon_target() {  # label extra-mount-options...
-  local label=$1 root="$WORK/root-$1" sock="$WORK/ctl-$1.sock"; shift
+daemon_target() {  # label column extra-mount-options...
+  # A fresh root each pass: the last pass's task is still in progress there.
+  local label=$1 root="$WORK/root-$2-${1%%:*}" sock="$WORK/ctl-$2-${1%%:*}.sock"; shift 2
+  mkdir -p "$root"
   "$LEASEFS" mount "$root" --socket "$sock" "$@" >/dev/null 2>&1
   wait_mounted "$root"
   "$LEASECTL" --socket "$sock" start "benchmark" >/dev/null
@@ -155,38 +175,9 @@ daemon_target() {  # label extra-mount-options...
   "$LEASEFS" unmount "$root" >/dev/null
 }
 
-LABELS=(bindfs daemon nojrnl bench)
-echo "native..." >&2
-bench_target native "$WORK/native"
-
-echo "bindfs..." >&2
-bindfs --no-allow-other "$WORK/back-bindfs" "$WORK/mnt-bindfs"
-wait_mounted "$WORK/mnt-bindfs"
-bench_target bindfs "$WORK/mnt-bindfs"
-fusermount3 -u "$WORK/mnt-bindfs"
-
-echo "leasefs daemon over the root, journal on, a grant held..." >&2
-daemon_target daemon
-
-echo "leasefs daemon over the root, --journal=off, a grant held..." >&2
-daemon_target nojrnl --journal=off
-
-echo "leasefs_bench_mount (gate on, allow-all)..." >&2
-"$MOUNT_BIN" "$WORK/back-bench" "$WORK/mnt-bench" >/dev/null & PIDS+=($!)
-wait_mounted "$WORK/mnt-bench"
-bench_target bench "$WORK/mnt-bench"
-fusermount3 -u "$WORK/mnt-bench"
-
-echo "leasefs_bench_mount_gate_off (the same library, the gate's checks linked out)..." >&2
-"$GATEOFF_BIN" "$WORK/back-gateoff" "$WORK/mnt-gateoff" >/dev/null & PIDS+=($!)
-wait_mounted "$WORK/mnt-gateoff"
-bench_target gateoff "$WORK/mnt-gateoff"
-fusermount3 -u "$WORK/mnt-gateoff"
-LABELS+=(gateoff)
-
 # passthrough_hp from Debian's source package of the installed libfuse (never
-# kept in the repository). Prints the binary's path, or why not on stderr.
-build_hp() {
+# kept in the repository). Prints the source directory, or why not on stderr.
+fetch_hp_source() {
   local ver src="$WORK/hp-src" apt_opts=()
   ver=$(dpkg-query -W -f='${Version}' libfuse3-dev 2>/dev/null) ||
     { echo "libfuse3-dev is not installed" >&2; return 1; }
@@ -206,79 +197,136 @@ build_hp() {
       { echo "apt-get source fuse3=$ver failed" >&2; return 1; }
   fi
   (cd "$src" && dpkg-source -x ./*.dsc tree >/dev/null 2>&1) || { echo "dpkg-source -x failed" >&2; return 1; }
+  echo "$src/tree/example"
+}
+build_hp() {  # example-dir out [sed-expression]
+  local ex=$1 out=$2 cc="$1/passthrough_hp.cc"
+  if [ -n "${3:-}" ]; then
+    cc="$WORK/passthrough_hp_nowb.cc"
+    sed "$3" "$ex/passthrough_hp.cc" >"$cc"
+    ! grep -q 'want |= FUSE_CAP_WRITEBACK_CACHE' "$cc" || { echo "the writeback line was not found" >&2; return 1; }
+  fi
   # shellcheck disable=SC2046
-  g++ -O2 -std=c++17 -DHAVE_SETXATTR -DHAVE_UTIMENSAT -DHAVE_POSIX_FALLOCATE \
-    -I "$src/tree/example" "$src/tree/example/passthrough_hp.cc" \
-    -o "$WORK/passthrough_hp" $(pkg-config --cflags --libs fuse3) -lpthread >"$src/build.log" 2>&1 ||
-    { echo "passthrough_hp did not build: $(tail -3 "$src/build.log")" >&2; return 1; }
-  echo "$WORK/passthrough_hp"
+  g++ -O2 -std=c++17 -DHAVE_SETXATTR -DHAVE_UTIMENSAT -DHAVE_POSIX_FALLOCATE -I "$ex" "$cc" \
+    -o "$out" $(pkg-config --cflags --libs fuse3) -lpthread >"$WORK/hp-build.log" 2>&1 ||
+    { echo "passthrough_hp did not build: $(tail -3 "$WORK/hp-build.log")" >&2; return 1; }
+  echo "$out"
 }
 HP_BIN=${FS_BENCH_HP:-}
-if [ -z "$HP_BIN" ]; then
+HP_NOWB_BIN=${FS_BENCH_HP_NOWB:-}
+if { want hp && [ -z "$HP_BIN" ]; } || { want hpnowb && [ -z "$HP_NOWB_BIN" ]; }; then
   echo "passthrough_hp: building it from Debian's fuse3 source package..." >&2
-  HP_BIN=$(build_hp) || HP_BIN=""
+  if HP_SRC=$(fetch_hp_source); then
+    [ -n "$HP_BIN" ] || HP_BIN=$(build_hp "$HP_SRC" "$WORK/passthrough_hp") || HP_BIN=""
+    [ -n "$HP_NOWB_BIN" ] || HP_NOWB_BIN=$(build_hp "$HP_SRC" "$WORK/passthrough_hp_nowb" \
+      '/want |= FUSE_CAP_WRITEBACK_CACHE/d') || HP_NOWB_BIN=""
+  fi
 fi
-if [ -n "$HP_BIN" ]; then
-  echo "passthrough_hp ($HP_BIN)..." >&2
-  "$HP_BIN" --foreground "$WORK/back-hp" "$WORK/mnt-hp" >/dev/null 2>&1 & PIDS+=($!)
-  wait_mounted "$WORK/mnt-hp"
-  bench_target hp "$WORK/mnt-hp"
-  fusermount3 -u "$WORK/mnt-hp"
-  LABELS+=(hp)
-else
-  echo "passthrough_hp: column skipped (reason above)" >&2
-fi
-
-if [ "${FS_BENCH_ENOSYS:-0}" = 1 ]; then
-  echo "leasefs_bench_mount, xattrs ENOSYS (reference only)..." >&2
-  "$MOUNT_BIN" "$WORK/back-enosys" "$WORK/mnt-enosys" --xattr-enosys >/dev/null & PIDS+=($!)
-  wait_mounted "$WORK/mnt-enosys"
-  bench_target enosys "$WORK/mnt-enosys"
-  fusermount3 -u "$WORK/mnt-enosys"
-  LABELS+=(enosys)
-fi
-
-printf '\nsize=%s files=%s runtime=%ss  kernel %s  load average %s at the start\n' "$SIZE" "$FILES" \
-  "$RUNTIME" "$(uname -r)" "$LOAD_START"
-printf '%-22s %10s' workload native
-for l in "${LABELS[@]}"; do printf ' %10s %7s' "$l" ratio; done
-printf '\n'
-row() {  # key unit higher_is_better
-  local k=$1 unit=$2 hib=$3 n=${R[native,$1]}
-  printf '%-22s %10s' "$k ($unit)" "$n"
-  for l in "${LABELS[@]}"; do
-    local v=${R[$l,$k]} ratio
-    if [ "$hib" = 1 ]; then ratio=$(echo "$v / $n" | bc -l); else ratio=$(echo "$n / $v" | bc -l); fi
-    printf ' %10s %6.0f%%' "$(printf '%.3g' "$v")" "$(echo "$ratio * 100" | bc -l)"
-  done
-  printf '\n'
-}
-row seqwrite MiB/s 1
-row seqread MiB/s 1
-row seqread_cached MiB/s 1
-row randread IOPS 1
-row randwrite IOPS 1
-row create s 0
-row stat s 0
-row stat_warm s 0
-row write_small s 0
-row stat_written s 0
-row stat_written_warm s 0
-row rename s 0
-row unlink s 0
-row untar s 0
-row git s 0
-row gitstatus_warm s 0
-row lslR_warm s 0
-row grep s 0
-row grep_warm s 0
-echo "(ratio = speed relative to native; 100% = as fast as native)"
-# The gate's cost: bench (gate on) against gateoff, same library, same run.
-printf '\ngate cost (bench against gateoff; + means the gate made it slower):\n'
-for k in seqwrite seqread seqread_cached randread randwrite create stat stat_warm write_small \
-  stat_written stat_written_warm rename unlink untar git gitstatus_warm lslR_warm grep grep_warm; do
-  case $k in seq* | rand*) c=$(echo "${R[gateoff,$k]} / ${R[bench,$k]} - 1" | bc -l) ;;
-    *) c=$(echo "${R[bench,$k]} / ${R[gateoff,$k]} - 1" | bc -l) ;; esac
-  printf '  %-18s %+6.1f%%\n' "$k" "$(echo "$c * 100" | bc -l)"
+for c in hp hpnowb; do
+  bin=$HP_BIN; [ "$c" = hp ] || bin=$HP_NOWB_BIN
+  if want "$c" && [ -z "$bin" ]; then
+    echo "$c: column skipped (reason above)" >&2
+    keep=(); for x in "${COLS[@]}"; do [ "$x" = "$c" ] || keep+=("$x"); done; COLS=("${keep[@]}")
+  fi
 done
+
+# One column's workloads, under the label PASS:COLUMN.
+run_column() {  # pass column
+  local k="$1:$2"
+  case $2 in
+    native) echo "[$1] native..." >&2; bench_target "$k" "$WORK/native" ;;
+    bindfs)
+      echo "[$1] bindfs..." >&2
+      bindfs --no-allow-other "$WORK/back-bindfs" "$WORK/mnt-bindfs"
+      wait_mounted "$WORK/mnt-bindfs"
+      bench_target "$k" "$WORK/mnt-bindfs"
+      fusermount3 -u "$WORK/mnt-bindfs" ;;
+    daemon) echo "[$1] leasefs daemon over the root, journal on, a grant held..." >&2
+      daemon_target "$k" daemon ;;
+    nojrnl) echo "[$1] leasefs daemon over the root, --journal=off, a grant held..." >&2
+      daemon_target "$k" nojrnl --journal=off ;;
+    bench | gateoff | enosys)
+      local bin=$MOUNT_BIN extra=()
+      [ "$2" = gateoff ] && bin=$GATEOFF_BIN
+      [ "$2" = enosys ] && extra=(--xattr-enosys)
+      echo "[$1] $2 ($(basename "$bin") ${extra[*]})..." >&2
+      "$bin" "$WORK/back-$2" "$WORK/mnt-$2" "${extra[@]}" >/dev/null & PIDS+=($!)
+      wait_mounted "$WORK/mnt-$2"
+      bench_target "$k" "$WORK/mnt-$2"
+      fusermount3 -u "$WORK/mnt-$2" ;;
+    hp | hpnowb)
+      local bin=$HP_BIN
+      [ "$2" = hpnowb ] && bin=$HP_NOWB_BIN
+      echo "[$1] $2 ($bin)..." >&2
+      "$bin" --foreground "$WORK/back-$2" "$WORK/mnt-$2" >/dev/null 2>&1 & PIDS+=($!)
+      wait_mounted "$WORK/mnt-$2"
+      bench_target "$k" "$WORK/mnt-$2"
+      fusermount3 -u "$WORK/mnt-$2" ;;
+    *) echo "unknown column $2" >&2; exit 2 ;;
+  esac
+}
+
+PASSES=${FS_BENCH_PASSES:-1}
+want native || COLS=(native "${COLS[@]}")
+LABELS=()
+for c in "${COLS[@]}"; do [ "$c" = native ] || LABELS+=("$c"); done
+for ((p = 1; p <= PASSES; p++)); do
+  n=${#COLS[@]} order=()
+  for ((i = 0; i < n; i++)); do order+=("${COLS[$(((i + p - 1) % n))]}"); done
+  echo "pass $p: ${order[*]} (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+  for c in "${order[@]}"; do run_column "$p" "$c"; done
+done
+
+KEYS="seqwrite:MiB/s:1 seqread:MiB/s:1 seqread_cached:MiB/s:1 randread:IOPS:1 randwrite:IOPS:1
+create:s:0 stat:s:0 stat_warm:s:0 write_small:s:0 stat_written:s:0 stat_written_warm:s:0 rename:s:0
+unlink:s:0 untar:s:0 git:s:0 gitstatus_warm:s:0 lslR_warm:s:0 grep:s:0 grep_warm:s:0"
+for key in "${!R[@]}"; do echo "$key ${R[$key]}"; done >"$WORK/results"
+printf '\nsize=%s files=%s runtime=%ss passes=%s  kernel %s  load average %s at the start\n' "$SIZE" \
+  "$FILES" "$RUNTIME" "$PASSES" "$(uname -r)" "$LOAD_START"
+python3 - "$WORK/results" "$PASSES" "$KEYS" "${LABELS[@]}" <<'PY'
+import statistics, sys
+path, passes, keys, labels = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
+R = {}
+for line in open(path):
+    label, value = line.split()
+    pc, key = label.split(",")
+    p, col = pc.split(":")
+    R[int(p), col, key] = float(value)
+keys = [(k, u, hib == "1") for k, u, hib in (x.split(":") for x in keys)]
+def speed(p, col, k, hib):  # higher is faster
+    v = R[p, col, k]
+    return v if hib else 1 / v
+def ratio(p, col, k, hib):
+    return speed(p, col, k, hib) / speed(p, "native", k, hib)
+for p in range(1, passes + 1):
+    print(f"\npass {p}\n{'workload':<22} {'native':>10}" + "".join(f" {l:>10} {'ratio':>7}" for l in labels))
+    for k, u, hib in keys:
+        row = f"{k + ' (' + u + ')':<22} {R[p, 'native', k]:>10.4g}"
+        for l in labels:
+            row += f" {R[p, l, k]:>10.3g} {ratio(p, l, k, hib) * 100:>6.0f}%"
+        print(row)
+print("(ratio = speed relative to native; 100% = as fast as native)")
+def spread(xs):
+    return f"{statistics.median(xs):6.2f} [{min(xs):.2f}-{max(xs):.2f}]" if len(xs) > 1 else f"{xs[0]:6.2f}"
+if passes > 1:
+    print(f"\nratio to native, median of {passes} passes [lowest-highest]")
+    print(f"{'workload':<22}" + "".join(f" {l:>18}" for l in labels))
+    for k, u, hib in keys:
+        print(f"{k:<22}" + "".join(f" {spread([ratio(p, l, k, hib) for p in range(1, passes + 1)]):>18}" for l in labels))
+# leasefs as shipped against passthrough_hp: (daemon/native) / (hp/native), per pass.
+pairs = [(a, b) for a, b in (("daemon", "hp"), ("daemon", "hpnowb")) if a in labels and b in labels]
+if pairs:
+    print("\nleasefs/native over passthrough_hp/native (above 1: leasefs faster; each pass's own ratio, then the median [spread])")
+    print(f"{'workload':<22}" + "".join(f" {a + '/' + b:>18}" for a, b in pairs))
+    for k, u, hib in keys:
+        print(f"{k:<22}" + "".join(
+            f" {spread([ratio(p, a, k, hib) / ratio(p, b, k, hib) for p in range(1, passes + 1)]):>18}"
+            for a, b in pairs))
+# The gate's cost: bench (gate on) against gateoff, same library, same run.
+if "bench" in labels and "gateoff" in labels:
+    print("\ngate cost (bench against gateoff; + means the gate made it slower), median of passes:")
+    for k, u, hib in keys:
+        c = statistics.median(speed(p, "gateoff", k, hib) / speed(p, "bench", k, hib) - 1 for p in range(1, passes + 1))
+        print(f"  {k:<18} {c * 100:+6.1f}%")
+PY
 printf 'load average at the end: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"

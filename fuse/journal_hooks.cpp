@@ -42,27 +42,9 @@ int Filesystem::journal_path(std::string_view path) {
 
 int Filesystem::journal_rename(const gate::RenamePlan& plan) {
   if (!journal_ || !journal_->enabled()) return 0;
-  const uint64_t turn = current_turn(gate_);
-  // A directory moves with everything it holds: each of its names is kept, so
-  // that an undo can put the subtree back where it was. The names and kinds are
-  // the ones the gate judged a moment ago.
-  auto one = [&](const std::string& path, bool is_dir) {
-    return is_dir ? journal_->before_tree(turn, path) : journal_->before(turn, path);
-  };
-  const bool to_is_dir = plan.target == gate::RenameTarget::kDirectory;
-  if (int r = one(plan.from, plan.from_is_dir); r < 0) return r;
-  if (int r = one(plan.to, to_is_dir); r < 0) return r;
-  // What arrives beneath a directory that stays (an exchange, or a rename over an
-  // empty directory) is kept as it was there, mostly absent, so that undo clears
-  // it again. A name that was absent or a file, undo puts back whole anyway.
-  if (plan.from_is_dir && to_is_dir) {
-    if (int r = journal_->before_arrival(turn, plan.from, plan.to); r < 0) return r;
-    if (plan.exchange) {
-      if (int r = journal_->before_arrival(turn, plan.to, plan.from); r < 0) return r;
-    }
-  }
-  journal_->note_rename(turn, plan.from, plan.to);
-  return 0;
+  // The names and kinds are the ones the gate judged a moment ago.
+  return journal_->before_rename(current_turn(gate_), plan.from, plan.from_is_dir, plan.to,
+                                 plan.target == gate::RenameTarget::kDirectory, plan.exchange);
 }
 
 void Filesystem::drop_cached(const std::string& path) noexcept {

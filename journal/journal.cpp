@@ -272,28 +272,59 @@ int Journal::save_content_locked(int src, const struct stat& st, Entry& e) {
   return 0;
 }
 
+bool Journal::held(const Entry& e, bool lazy) const noexcept {
+  return (lazy || e.kind == EntryKind::kAbsent) && options_.lazy_absent;
+}
+
 int Journal::append_locked(Entry& e, bool lazy) {
   std::string line = e.to_json().dump();
   e.hash = base::sha256_hex(line);
   line += '\n';
-  base::failpoint("journal.before_index");
-  if (::write(index_.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-    return errno ? -errno : -EIO;
-  }
-  // "Did not exist" protects nothing a person had: its line is written (it
-  // survives a crash of the daemon) but synced with the next entry that does
-  // protect something, or when the turn's index is closed. Every other entry is
-  // on disk before its mutation runs.
-  if ((lazy || e.kind == EntryKind::kAbsent) && options_.lazy_absent) {
+  // "Did not exist" protects nothing a person had: its line is written before
+  // the mutation (it survives a crash of the daemon; flush_locked at the end of
+  // the call) but synced with the next entry that does protect something, or
+  // when the turn's index is closed. Every other entry is on disk before its
+  // mutation runs, with the held lines before it in the same write.
+  if (held(e, lazy)) {
+    held_lines_ += line;
     unsynced_ = true;
     if (e.kind == EntryKind::kDir) pending_dirs_.insert(e.path);
-  } else {
-    if (::fdatasync(index_.get()) != 0) return -errno;
-    unsynced_ = false;
-    pending_dirs_.clear();
+    bytes_ += line.size();
+    return 0;
   }
-  bytes_ += line.size();
+  held_lines_ += line;
+  bytes_ += line.size();  // taken back with the held lines' if the write fails
+  if (int r = flush_locked(); r < 0) return r;
+  if (::fdatasync(index_.get()) != 0) return -errno;
+  unsynced_ = false;
+  pending_dirs_.clear();
   base::failpoint("journal.after_index");
+  return 0;
+}
+
+int Journal::flush_locked() {
+  if (held_lines_.empty()) return 0;
+  base::failpoint("journal.before_index");
+  const ssize_t n = ::write(index_.get(), held_lines_.data(), held_lines_.size());
+  if (n != static_cast<ssize_t>(held_lines_.size())) {
+    const int r = n < 0 && errno ? -errno : -EIO;
+    // Not written: the turn goes on as if these entries had never been made, so
+    // that the next mutation of their paths records them again.
+    for (const auto& [e, in_paths] : held_) {
+      if (in_paths) paths_.erase(e.path);
+      pending_dirs_.erase(e.path);
+    }
+    if (!held_.empty()) seq_ = held_.front().first.seq - 1;
+    bytes_ -= std::min<uint64_t>(bytes_, held_lines_.size());
+    held_.clear();
+    held_lines_.clear();
+    return r;
+  }
+  held_lines_.clear();
+  for (const auto& [e, in_paths] : held_) {
+    if (listener_) listener_(e);
+  }
+  held_.clear();
   return 0;
 }
 
@@ -303,6 +334,7 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
   if (paths_.contains(path)) {
     // A directory kept only as a parent is made durable before it is itself changed.
     if (!as_parent && pending_dirs_.contains(path)) {
+      if (int r = flush_locked(); r < 0) return r;  // its line may still be held
       if (::fdatasync(index_.get()) != 0) return -errno;
       unsynced_ = false;
       pending_dirs_.clear();
@@ -364,19 +396,31 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
   if (e.kind == EntryKind::kFile || (e.kind == EntryKind::kDir && !lazy))
     inodes_.insert({st.st_dev, st.st_ino});
   if (!e.undoable) not_undoable_.push_back(path);
-  if (listener_) listener_(e);
+  if (held(e, lazy)) {
+    held_.emplace_back(std::move(e), true);  // the listener hears of it once written
+  } else if (listener_) {
+    listener_(e);
+  }
   return 0;
 }
 
 int Journal::before(uint64_t turn, std::string_view path, std::string_view origin) {
   if (!options_.enabled || !journaled_path(path)) return 0;
   std::lock_guard lock(mu_);
-  return record_locked(turn, std::string(path), origin);
+  const int r = record_locked(turn, std::string(path), origin);
+  const int f = flush_locked();
+  return r < 0 ? r : f;
 }
 
 int Journal::before_tree(uint64_t turn, std::string_view path, std::string_view origin) {
   if (!options_.enabled || !journaled_path(path)) return 0;
   std::lock_guard lock(mu_);
+  const int r = tree_locked(turn, path, origin);
+  const int f = flush_locked();
+  return r < 0 ? r : f;
+}
+
+int Journal::tree_locked(uint64_t turn, std::string_view path, std::string_view origin) {
   std::vector<std::string> todo{std::string(path)};
   while (!todo.empty()) {
     std::string p = std::move(todo.back());
@@ -390,6 +434,12 @@ int Journal::before_tree(uint64_t turn, std::string_view path, std::string_view 
 int Journal::before_arrival(uint64_t turn, std::string_view from, std::string_view to) {
   if (!options_.enabled || !journaled_path(from) || !journaled_path(to)) return 0;
   std::lock_guard lock(mu_);
+  const int r = arrival_locked(turn, from, to);
+  const int f = flush_locked();
+  return r < 0 ? r : f;
+}
+
+int Journal::arrival_locked(uint64_t turn, std::string_view from, std::string_view to) {
   std::vector<std::string> todo{std::string(from)};
   while (!todo.empty()) {
     std::string p = std::move(todo.back());
@@ -404,10 +454,36 @@ int Journal::before_arrival(uint64_t turn, std::string_view from, std::string_vi
   return 0;
 }
 
-void Journal::note_rename(uint64_t turn, std::string_view from, std::string_view to) {
-  if (!options_.enabled || !journaled_path(from) || !journaled_path(to)) return;
+int Journal::before_rename(uint64_t turn, std::string_view from, bool from_is_dir,
+                           std::string_view to, bool to_is_dir, bool exchange) {
+  if (!options_.enabled) return 0;
   std::lock_guard lock(mu_);
-  if (open_turn_locked(turn) < 0) return;
+  const int r = rename_locked(turn, from, from_is_dir, to, to_is_dir, exchange);
+  const int f = flush_locked();
+  return r < 0 ? r : f;
+}
+
+int Journal::rename_locked(uint64_t turn, std::string_view from, bool from_is_dir,
+                           std::string_view to, bool to_is_dir, bool exchange) {
+  // A directory moves with everything it holds: each of its names is kept, so
+  // that an undo can put the subtree back where it was.
+  auto one = [&](std::string_view path, bool is_dir) {
+    if (!journaled_path(path)) return 0;
+    return is_dir ? tree_locked(turn, path, {}) : record_locked(turn, std::string(path), {});
+  };
+  if (int r = one(from, from_is_dir); r < 0) return r;
+  if (int r = one(to, to_is_dir); r < 0) return r;
+  if (!journaled_path(from) || !journaled_path(to)) return 0;
+  // What arrives beneath a directory that stays (an exchange, or a rename over an
+  // empty directory) is kept as it was there, mostly absent, so that undo clears
+  // it again. A name that was absent or a file, undo puts back whole anyway.
+  if (from_is_dir && to_is_dir) {
+    if (int r = arrival_locked(turn, from, to); r < 0) return r;
+    if (exchange) {
+      if (int r = arrival_locked(turn, to, from); r < 0) return r;
+    }
+  }
+  if (int r = open_turn_locked(turn); r < 0) return r;
   Entry e;
   e.seq = seq_ + 1;
   e.turn = turn;
@@ -418,11 +494,11 @@ void Journal::note_rename(uint64_t turn, std::string_view from, std::string_view
   std::string line = e.to_json().dump();
   e.hash = base::sha256_hex(line);
   line += '\n';
-  if (::write(index_.get(), line.data(), line.size()) == static_cast<ssize_t>(line.size())) {
-    seq_ = e.seq;
-    bytes_ += line.size();
-    if (listener_) listener_(e);
-  }
+  held_lines_ += line;
+  bytes_ += line.size();
+  seq_ = e.seq;
+  held_.emplace_back(std::move(e), false);
+  return 0;
 }
 
 int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_t ino) {

@@ -93,9 +93,13 @@ class Journal {
   // or an exchange): each name beneath `from` appears beneath `to`, so the same
   // name beneath `to` is kept as it is now (mostly: absent), for undo to clear.
   int before_arrival(uint64_t turn, std::string_view from, std::string_view to);
-  // The fact of a rename (kind "rename", `path` -> `target`), after the
-  // pre-images of both names: for diff, which otherwise sees a delete and a create.
-  void note_rename(uint64_t turn, std::string_view from, std::string_view to);
+  // Before a rename of `from` to `to` (or their exchange): the pre-images of both
+  // names (a directory's with everything beneath it), of what will arrive beneath
+  // a directory that stays, and the fact of the rename (kind "rename", `path` ->
+  // `target`, for diff, which otherwise sees a delete and a create). One call, so
+  // that its unsynced lines go to the index in one write.
+  int before_rename(uint64_t turn, std::string_view from, bool from_is_dir, std::string_view to,
+                    bool to_is_dir, bool exchange);
   // A temporary sibling that outlived its lease (gate/temp_sibling.hpp): the file
   // at `path`, if it is still (dev, ino), is moved out of the tree into `turn`'s
   // journal as a blob (copied, and the name removed, when another name keeps the
@@ -142,6 +146,13 @@ class Journal {
                     bool as_parent = false);
   int open_turn_locked(uint64_t turn);
   int append_locked(Entry& e, bool lazy);
+  // Writes the held lines (below); on failure forgets their entries, as if never made.
+  int flush_locked();
+  bool held(const Entry& e, bool lazy) const noexcept;
+  int tree_locked(uint64_t turn, std::string_view path, std::string_view origin);
+  int arrival_locked(uint64_t turn, std::string_view from, std::string_view to);
+  int rename_locked(uint64_t turn, std::string_view from, bool from_is_dir, std::string_view to,
+                    bool to_is_dir, bool exchange);
   int save_content_locked(int src, const struct stat& st, Entry& e);
 
   base::UniqueFd root_;
@@ -156,7 +167,13 @@ class Journal {
   base::UniqueFd index_;
   uint64_t seq_ = 0;
   uint64_t bytes_ = 0;
-  bool unsynced_ = false;                         // an index line written but not yet fdatasynced
+  bool unsynced_ = false;  // an index line written but not yet fdatasynced
+  // Lines that need no sync of their own ("did not exist", a lazy directory, a
+  // rename's fact), held until the call that made them ends or a synced line
+  // follows, and then written with it: one write() per mutation. Every public
+  // call flushes before it returns, so each is written before its mutation runs.
+  std::string held_lines_;
+  std::vector<std::pair<Entry, bool>> held_;      // each with whether it added to paths_
   std::unordered_set<std::string> pending_dirs_;  // directories among those lines
   std::unordered_set<std::string> paths_;
   std::set<std::pair<uint64_t, uint64_t>> inodes_;

@@ -2,6 +2,7 @@
 // journaling and of undo; a new daemon takes the mount over, and the tree still
 // comes back to what it was before the turn.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "tests/support/journal_fixture.hpp"
@@ -68,6 +69,27 @@ TEST_P(JournalCrashWhileRecording, TheTreeStillRestores) {
 INSTANTIATE_TEST_SUITE_P(Steps, JournalCrashWhileRecording,
                          ::testing::Values("journal.after_blob_write", "journal.before_index",
                                            "journal.after_index"));
+
+// A rename's lines that need no sync ("did not exist" for the new name, and
+// the rename's fact) are written to the index in one write, together, before
+// the rename runs: a daemon killed right after it leaves them on disk, and undo
+// takes the new name away again.
+TEST_F(JournalCrash, ARenamesUnsyncedLinesAreWrittenBeforeItRuns) {
+  ASSERT_EQ(run_sh("cd " + root + " && printf 'v0\\n' > a.txt && mkdir d").exit_code, 0);
+  mount();
+  ASSERT_EQ(run_sh("cp -a " + root + " " + base + "/before").exit_code, 0);
+  const std::string before = signature(base + "/before");
+  const uint64_t t = leased_turn();
+  ASSERT_EQ(sh("mv a.txt d/b.txt && mv d/b.txt c.txt").exit_code, 0);
+  const pid_t daemon = read_lock_pid(root + "/.longrun/lock");
+  ASSERT_GT(daemon, 0);
+  ::kill(daemon, SIGKILL);
+  ASSERT_TRUE(wait_until([&] { return fuse::dead_leasefs_mount(root); }));
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ok("undo", {{"turn", t}});
+  EXPECT_EQ(signature(root), before);
+}
 
 class JournalCrashDuringUndo : public JournalCrash {};
 
