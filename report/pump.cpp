@@ -71,7 +71,7 @@ void Pump::on_refusal(Refusal refusal) noexcept {
       // publishes at once after a quiet interval, else when the interval ends.
       wake = idle;
     }
-    if (wake) cv_.notify_one();
+    if (wake) worker_.wake();
   } catch (...) {
     // Out of memory: the filesystem thread goes on.
   }
@@ -90,7 +90,7 @@ void Pump::on_write_closed(WriteClosed closed) noexcept {
       }
       closed_.push_back(std::move(closed));
     }
-    cv_.notify_one();
+    worker_.wake();
   } catch (...) {
     // Out of memory: the report is lost, the filesystem thread is not.
   }
@@ -116,19 +116,19 @@ void Pump::on_allowed(Allowed allowed) noexcept {
       if (!inserted) it->second.count += 1;
       if (allowed_.size() >= kMaxAllowedKeys) wake = true;
     }
-    if (wake) cv_.notify_one();
+    if (wake) worker_.wake();
   } catch (...) {
     // Out of memory: the filesystem thread goes on.
   }
 }
 
 void Pump::start() {
-  std::lock_guard lock(mu_);
-  if (worker_.joinable() || stopping_) return;
-  worker_ = std::thread([this] {
-    base::name_this_thread("gate-events");
-    run();
-  });
+  {
+    std::lock_guard lock(mu_);
+    if (worker_.stopping()) return;
+  }
+  worker_.start("gate-events", [this] { run(); });
+  if (bookkeeper_.joinable()) return;
   bookkeeper_ = std::thread([this] {
     base::name_this_thread("refusal-books");
     keep_books();
@@ -136,12 +136,7 @@ void Pump::start() {
 }
 
 void Pump::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  worker_.stop();
   {
     std::lock_guard lock(mu_);
     stopped_ = true;  // also when never started: nothing waits for room any more
@@ -171,20 +166,20 @@ void Pump::run() {
   while (true) {
     auto counted = [&] { return !refusals_.empty() || !overflow_.empty() || !allowed_.empty(); };
     auto due = [&] {
-      return counted() && (stopping_ || allowed_.size() >= kMaxAllowedKeys ||
+      return counted() && (worker_.stopping() || allowed_.size() >= kMaxAllowedKeys ||
                            std::chrono::steady_clock::now() >= next_flush_);
     };
     bool woke = false;
-    while (closed_.empty() && !due() && !stopping_) {
+    while (closed_.empty() && !due() && !worker_.stopping()) {
       if (counted()) {
-        cv_.wait_until(lock, next_flush_);
+        worker_.wait_until(lock, next_flush_, [&] { return !closed_.empty() || due(); });
       } else {
-        cv_.wait(lock);
+        worker_.wait(lock, [&] { return !closed_.empty() || counted(); });
       }
       woke = true;
     }
     if (!closed_.empty()) {
-      if (woke && !stopping_) {
+      if (woke && !worker_.stopping()) {
         // Woken from idle by a close: let the files closed right after it (an
         // untar, a checkout) queue up, and hash them in one pass rather than
         // waking for each.

@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/worker_thread.hpp"
 #include "report/event_bus.hpp"
 #include "report/reports.hpp"
 
@@ -90,7 +91,6 @@ class Pump final : public Sink {
   size_t capacity_;
 
   std::mutex mu_;
-  std::condition_variable cv_;        // the worker waits on it
   std::condition_variable cv_space_;  // writers wait on it for room in closed_
   std::deque<WriteClosed> closed_;
   std::map<std::string, Refusal> refusals_;  // key: uid/pid/process/op/reason/path
@@ -100,9 +100,8 @@ class Pump final : public Sink {
   std::chrono::steady_clock::time_point next_flush_{};
   uint64_t dropped_closed_ = 0;
   uint64_t dropped_refusals_ = 0;
-  bool stopping_ = false;
   bool stopped_ = false;  // the worker has returned: nothing is published any more
-  std::thread worker_;
+  base::WorkerThread worker_{mu_};
 
   // Refusals for status and status.md, bounded: past kMaxNoted the oldest are
   // folded into noted_extra_ (their count still reaches refusals_total).
