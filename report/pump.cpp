@@ -8,7 +8,6 @@
 #include <memory>
 
 #include "base/sha256.hpp"
-#include "base/thread_name.hpp"
 
 namespace leasefs::report {
 
@@ -123,16 +122,8 @@ void Pump::on_allowed(Allowed allowed) noexcept {
 }
 
 void Pump::start() {
-  {
-    std::lock_guard lock(mu_);
-    if (worker_.stopping()) return;
-  }
   worker_.start("gate-events", [this] { run(); });
-  if (bookkeeper_.joinable()) return;
-  bookkeeper_ = std::thread([this] {
-    base::name_this_thread("refusal-books");
-    keep_books();
-  });
+  bookkeeper_.start("refusal-books", [this] { keep_books(); });
 }
 
 void Pump::stop() {
@@ -142,13 +133,8 @@ void Pump::stop() {
     stopped_ = true;  // also when never started: nothing waits for room any more
   }
   cv_space_.notify_all();
-  {
-    std::lock_guard lock(noted_mu_);
-    noted_stop_ = true;
-  }
-  noted_cv_.notify_all();
-  noted_idle_.notify_all();
-  if (bookkeeper_.joinable()) bookkeeper_.join();
+  bookkeeper_.stop();
+  noted_idle_.notify_all();  // a flush_refusals() still waiting sees the stop
 }
 
 std::vector<Refusal> Pump::take_refusals() {
@@ -269,7 +255,7 @@ void Pump::publish_refusals(std::vector<Refusal> refusals) {
         noted_.erase(noted_.begin(), noted_.begin() + fold);
       }
     }
-    noted_cv_.notify_one();
+    bookkeeper_.wake();
   } catch (const std::exception& e) {
     spdlog::error("report: could not publish refusals: {}", e.what());
   }
@@ -289,14 +275,14 @@ void Pump::flush_refusals() {
   // (which the agent may call) must not wait for the storm to end.
   std::unique_lock lock(noted_mu_);
   noted_idle_.wait_for(lock, std::chrono::milliseconds(250), [&] {
-    return noted_stop_ || (noted_.empty() && noted_extra_ == 0 && !noting_);
+    return bookkeeper_.stopping() || (noted_.empty() && noted_extra_ == 0 && !noting_);
   });
 }
 
 void Pump::keep_books() {
   std::unique_lock lock(noted_mu_);
   while (true) {
-    noted_cv_.wait(lock, [&] { return noted_stop_ || !noted_.empty() || noted_extra_ > 0; });
+    bookkeeper_.wait(lock, [&] { return !noted_.empty() || noted_extra_ > 0; });
     if (noted_.empty() && noted_extra_ == 0) return;  // stopping, nothing left
     std::vector<json> batch = std::exchange(noted_, {});
     const uint64_t extra = std::exchange(noted_extra_, 0);

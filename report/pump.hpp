@@ -31,7 +31,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/worker_thread.hpp"
@@ -107,13 +106,11 @@ class Pump final : public Sink {
   // folded into noted_extra_ (their count still reaches refusals_total).
   static constexpr size_t kMaxNoted = 64;
   std::mutex noted_mu_;
-  std::condition_variable noted_cv_;
   std::condition_variable noted_idle_;  // flush_refusals() waits on it
   bool noting_ = false;                 // a batch is with the service
   std::vector<nlohmann::json> noted_;
   uint64_t noted_extra_ = 0;
-  bool noted_stop_ = false;
-  std::thread bookkeeper_;
+  base::WorkerThread bookkeeper_{noted_mu_};  // woken by a refusal noted
 };
 
 }  // namespace leasefs::report
