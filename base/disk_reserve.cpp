@@ -9,8 +9,6 @@
 #include <chrono>
 #include <vector>
 
-#include "base/thread_name.hpp"
-
 namespace leasefs::base {
 
 namespace {
@@ -46,26 +44,14 @@ DiskReserve::DiskReserve(int dir_fd, const std::string& name)
   if (!allocate_locked() && (!fd_ || size_ == 0)) full_.store(false);
 }
 
-DiskReserve::~DiskReserve() {
-  stop();
-}
-
 void DiskReserve::start(std::function<void()> sweep, std::function<void()> changed) {
   sweep_ = std::move(sweep);
   changed_ = std::move(changed);
-  thread_ = std::thread([this] {
-    name_this_thread("disk-reserve");
-    run();
-  });
+  worker_.start("disk-reserve", [this] { run(); });
 }
 
 void DiskReserve::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  worker_.stop();
 }
 
 void DiskReserve::no_space() noexcept {
@@ -76,7 +62,7 @@ void DiskReserve::no_space() noexcept {
     if (free_now() < 2 * size_) release_locked();
     wake_ = true;
   }
-  cv_.notify_all();
+  worker_.wake();
 }
 
 DiskReserve::Status DiskReserve::status() const noexcept {
@@ -114,13 +100,13 @@ bool DiskReserve::allocate_locked() noexcept {
 void DiskReserve::run() {
   bool was_full = full();
   std::unique_lock lock(mu_);
-  while (!stop_) {
+  while (!worker_.stopping()) {
     lock.unlock();
     if (sweep_) sweep_();
     const uint64_t free = free_now();
     free_.store(free, std::memory_order_relaxed);
     lock.lock();
-    if (stop_) break;
+    if (worker_.stopping()) break;
     if (!full() && free < size_ / 4) {
       release_locked();
     } else if (full() && size_ > 0 && free >= 2 * size_ && allocate_locked()) {
@@ -133,8 +119,8 @@ void DiskReserve::run() {
       was_full = now_full;
     }
     // At most one round per kMinGap, however often ENOSPC is met.
-    cv_.wait_for(lock, kMinGap, [this] { return stop_; });
-    cv_.wait_for(lock, kInterval - kMinGap, [this] { return stop_ || wake_; });
+    worker_.wait_for(lock, kMinGap);
+    worker_.wait_for(lock, kInterval - kMinGap, [this] { return wake_; });
     wake_ = false;
   }
 }

@@ -15,14 +15,13 @@
 #include <sys/types.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "base/unique_fd.hpp"
+#include "base/worker_thread.hpp"
 
 namespace leasefs::base {
 
@@ -34,7 +33,6 @@ class DiskReserve {
   // system's size / 8). Allocated here when there is room; otherwise the disk
   // starts full.
   DiskReserve(int dir_fd, const std::string& name);
-  ~DiskReserve();
   DiskReserve(const DiskReserve&) = delete;
   DiskReserve& operator=(const DiskReserve&) = delete;
 
@@ -72,10 +70,8 @@ class DiskReserve {
   std::function<void()> sweep_;
   std::function<void()> changed_;
   std::mutex mu_;
-  std::condition_variable cv_;
-  bool wake_ = false;  // guarded by mu_
-  bool stop_ = false;  // guarded by mu_
-  std::thread thread_;
+  bool wake_ = false;         // guarded by mu_
+  WorkerThread worker_{mu_};  // last: stopped before the rest goes
 };
 
 }  // namespace leasefs::base

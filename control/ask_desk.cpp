@@ -2,14 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "base/thread_name.hpp"
 #include "service/service.hpp"
 
 namespace leasefs::control {
-
-AskDesk::~AskDesk() {
-  stop();
-}
 
 void AskDesk::on_ask(gate::Ask ask) noexcept {
   try {
@@ -18,7 +13,7 @@ void AskDesk::on_ask(gate::Ask ask) noexcept {
   } catch (...) {
     return;  // out of memory: the ask is never put to a person and times out
   }
-  cv_.notify_one();
+  worker_.wake();
 }
 
 void AskDesk::on_ask_ended(uint64_t id, gate::AskEnd end) noexcept {
@@ -28,32 +23,21 @@ void AskDesk::on_ask_ended(uint64_t id, gate::AskEnd end) noexcept {
   } catch (...) {
     return;  // its request stays pending until the turn ends
   }
-  cv_.notify_one();
+  worker_.wake();
 }
 
 void AskDesk::start() {
-  std::lock_guard lock(mu_);
-  if (!worker_.joinable() && !stopping_) {
-    worker_ = std::thread([this] {
-      base::name_this_thread("ask-desk");
-      run();
-    });
-  }
+  worker_.start("ask-desk", [this] { run(); });
 }
 
 void AskDesk::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  worker_.stop();
 }
 
 void AskDesk::run() {
   std::unique_lock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    worker_.wait(lock, [&] { return !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and everything handed over
     auto item = std::move(queue_.front());
     queue_.pop_front();

@@ -4,12 +4,11 @@
 // (a SQLite write no filesystem thread should wait for) or closes it.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <thread>
 #include <variant>
 
+#include "base/worker_thread.hpp"
 #include "gate/ask.hpp"
 
 namespace leasefs::service {
@@ -21,7 +20,6 @@ namespace leasefs::control {
 class AskDesk final : public gate::AskDesk {
  public:
   explicit AskDesk(service::Service& service) : service_(service) {}
-  ~AskDesk() override;
   AskDesk(const AskDesk&) = delete;
   AskDesk& operator=(const AskDesk&) = delete;
 
@@ -41,12 +39,10 @@ class AskDesk final : public gate::AskDesk {
 
   service::Service& service_;
   std::mutex mu_;
-  std::condition_variable cv_;
   // Bounded by the filesystem's bound on parked requests: each raises one ask
   // and ends at most once.
   std::deque<std::variant<gate::Ask, Ended>> queue_;
-  bool stopping_ = false;
-  std::thread worker_;
+  base::WorkerThread worker_{mu_};  // last: stopped before the rest goes
 };
 
 }  // namespace leasefs::control

@@ -10,13 +10,13 @@
 // reverse: server, reports, bus, audit.
 #include "daemon/runtime.hpp"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <mutex>
 
 #include "base/disk_reserve.hpp"
 #include "base/error.hpp"
+#include "base/fd_limit.hpp"
 #include "control/ask_desk.hpp"
 #include "control/commands.hpp"
 #include "control/render.hpp"
@@ -37,21 +37,6 @@
 #include "state/state_store.hpp"
 
 namespace leasefs::daemon {
-
-namespace {
-
-// A daemon may hold many control connections; let it use the descriptors it may.
-void raise_fd_limit() {
-  rlimit lim{};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
-  rlim_t want = lim.rlim_max == RLIM_INFINITY ? 65536 : std::min<rlim_t>(lim.rlim_max, 65536);
-  if (lim.rlim_cur < want) {
-    lim.rlim_cur = want;
-    ::setrlimit(RLIMIT_NOFILE, &lim);
-  }
-}
-
-}  // namespace
 
 struct Runtime::Impl {
   Impl(int root_fd, std::string root, RuntimeOptions opts)
@@ -131,7 +116,7 @@ struct Runtime::Impl {
     std::lock_guard lock(mu);
     if (stopped) throw Error(Errc::kIoError, "the runtime was stopped");
     if (server) return;
-    raise_fd_limit();
+    base::raise_fd_limit();
     control::ServerOptions so;
     so.socket_path = socket_path;
     so.socket_mode = options.socket_mode;

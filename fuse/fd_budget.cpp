@@ -1,20 +1,10 @@
 #include "fuse/fd_budget.hpp"
 
 #include <dirent.h>
-#include <sys/resource.h>
+
+#include "base/fd_limit.hpp"
 
 namespace leasefs::fuse {
-
-size_t FdBudget::raise_limit() noexcept {
-  struct rlimit rl {};
-  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1024;
-  if (rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &rl);
-    ::getrlimit(RLIMIT_NOFILE, &rl);
-  }
-  return rl.rlim_cur == RLIM_INFINITY ? size_t{1} << 20 : static_cast<size_t>(rl.rlim_cur);
-}
 
 FdBudget::FdBudget(size_t limit) noexcept
     : limit_(limit), ceiling_(limit > 2 * kReserve ? limit - kReserve : limit / 2) {}
@@ -45,7 +35,7 @@ void FdBudget::give_back() noexcept {
 }
 
 FdBudget& fd_budget() noexcept {
-  static FdBudget budget(FdBudget::raise_limit());
+  static FdBudget budget(base::raise_fd_limit());
   return budget;
 }
 

@@ -1,5 +1,5 @@
 // The daemon's descriptor budget. At start RLIMIT_NOFILE's soft limit is raised
-// to the hard limit; a reserve is kept back from the file plane so that the
+// (base/fd_limit.hpp); a reserve is kept back from the file plane so that the
 // control plane (socket, SQLite, state files, revocation) always gets the few
 // descriptors it needs. Everything the file plane keeps open - inode fds in the
 // cache, inodes without file handles, open files and directories - is counted
@@ -20,9 +20,6 @@ class FdBudget {
   // Descriptors kept back for the control plane and for transient file-plane
   // use (a lookup's fd before it is cached, one per worker thread at most).
   static constexpr size_t kReserve = 256;
-
-  // Raises the soft RLIMIT_NOFILE to the hard one and reads it.
-  static size_t raise_limit() noexcept;
 
   explicit FdBudget(size_t limit) noexcept;
 

@@ -1,20 +1,9 @@
 #include "fuse/page_invalidator.hpp"
 
-#include "base/thread_name.hpp"
-
 namespace leasefs::fuse {
 
 namespace {
 constexpr size_t kMaxQueued = 4096;  // beyond this, a refusal storm drops requests
-}
-
-PageInvalidator::~PageInvalidator() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
 }
 
 void PageInvalidator::attach(fuse_session* session) {
@@ -29,16 +18,13 @@ void PageInvalidator::notify(fuse_ino_t ino) {
 }
 
 void PageInvalidator::later(fuse_ino_t ino) {
-  std::lock_guard lock(mu_);
-  if (stopping_ || queue_.size() >= kMaxQueued) return;
-  queue_.push_back(ino);
-  if (!worker_.joinable()) {
-    worker_ = std::thread([this] {
-      base::name_this_thread("page-inval");
-      run();
-    });
+  {
+    std::lock_guard lock(mu_);
+    if (worker_.stopping() || queue_.size() >= kMaxQueued) return;
+    queue_.push_back(ino);
   }
-  cv_.notify_one();
+  worker_.start("page-inval", [this] { run(); });
+  worker_.wake();
 }
 
 void PageInvalidator::now(const std::vector<fuse_ino_t>& inos) {
@@ -61,8 +47,7 @@ void PageInvalidator::attributes(fuse_ino_t ino) {
 void PageInvalidator::run() {
   std::unique_lock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (stopping_) return;
+    if (!worker_.wait(lock, [&] { return !queue_.empty(); })) return;
     fuse_ino_t ino = queue_.front();
     queue_.pop_front();
     lock.unlock();

@@ -13,19 +13,18 @@
 
 #include <fuse_lowlevel.h>
 
-#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "base/worker_thread.hpp"
 
 namespace leasefs::fuse {
 
 class PageInvalidator {
  public:
   PageInvalidator() = default;
-  ~PageInvalidator();
   PageInvalidator(const PageInvalidator&) = delete;
   PageInvalidator& operator=(const PageInvalidator&) = delete;
 
@@ -53,10 +52,8 @@ class PageInvalidator {
   fuse_session* session_ = nullptr;  // guarded by session_mu_
 
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<fuse_ino_t> queue_;  // guarded by mu_
-  bool stopping_ = false;         // guarded by mu_
-  std::thread worker_;            // started by the first later()
+  std::deque<fuse_ino_t> queue_;    // guarded by mu_
+  base::WorkerThread worker_{mu_};  // started by the first later(); last: stopped first
 };
 
 }  // namespace leasefs::fuse

@@ -8,7 +8,6 @@
 #include <memory>
 
 #include "base/sha256.hpp"
-#include "base/thread_name.hpp"
 
 namespace leasefs::report {
 
@@ -71,7 +70,7 @@ void Pump::on_refusal(Refusal refusal) noexcept {
       // publishes at once after a quiet interval, else when the interval ends.
       wake = idle;
     }
-    if (wake) cv_.notify_one();
+    if (wake) worker_.wake();
   } catch (...) {
     // Out of memory: the filesystem thread goes on.
   }
@@ -90,7 +89,7 @@ void Pump::on_write_closed(WriteClosed closed) noexcept {
       }
       closed_.push_back(std::move(closed));
     }
-    cv_.notify_one();
+    worker_.wake();
   } catch (...) {
     // Out of memory: the report is lost, the filesystem thread is not.
   }
@@ -116,44 +115,26 @@ void Pump::on_allowed(Allowed allowed) noexcept {
       if (!inserted) it->second.count += 1;
       if (allowed_.size() >= kMaxAllowedKeys) wake = true;
     }
-    if (wake) cv_.notify_one();
+    if (wake) worker_.wake();
   } catch (...) {
     // Out of memory: the filesystem thread goes on.
   }
 }
 
 void Pump::start() {
-  std::lock_guard lock(mu_);
-  if (worker_.joinable() || stopping_) return;
-  worker_ = std::thread([this] {
-    base::name_this_thread("gate-events");
-    run();
-  });
-  bookkeeper_ = std::thread([this] {
-    base::name_this_thread("refusal-books");
-    keep_books();
-  });
+  worker_.start("gate-events", [this] { run(); });
+  bookkeeper_.start("refusal-books", [this] { keep_books(); });
 }
 
 void Pump::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  worker_.stop();
   {
     std::lock_guard lock(mu_);
     stopped_ = true;  // also when never started: nothing waits for room any more
   }
   cv_space_.notify_all();
-  {
-    std::lock_guard lock(noted_mu_);
-    noted_stop_ = true;
-  }
-  noted_cv_.notify_all();
-  noted_idle_.notify_all();
-  if (bookkeeper_.joinable()) bookkeeper_.join();
+  bookkeeper_.stop();
+  noted_idle_.notify_all();  // a flush_refusals() still waiting sees the stop
 }
 
 std::vector<Refusal> Pump::take_refusals() {
@@ -171,20 +152,20 @@ void Pump::run() {
   while (true) {
     auto counted = [&] { return !refusals_.empty() || !overflow_.empty() || !allowed_.empty(); };
     auto due = [&] {
-      return counted() && (stopping_ || allowed_.size() >= kMaxAllowedKeys ||
+      return counted() && (worker_.stopping() || allowed_.size() >= kMaxAllowedKeys ||
                            std::chrono::steady_clock::now() >= next_flush_);
     };
     bool woke = false;
-    while (closed_.empty() && !due() && !stopping_) {
+    while (closed_.empty() && !due() && !worker_.stopping()) {
       if (counted()) {
-        cv_.wait_until(lock, next_flush_);
+        worker_.wait_until(lock, next_flush_, [&] { return !closed_.empty() || due(); });
       } else {
-        cv_.wait(lock);
+        worker_.wait(lock, [&] { return !closed_.empty() || counted(); });
       }
       woke = true;
     }
     if (!closed_.empty()) {
-      if (woke && !stopping_) {
+      if (woke && !worker_.stopping()) {
         // Woken from idle by a close: let the files closed right after it (an
         // untar, a checkout) queue up, and hash them in one pass rather than
         // waking for each.
@@ -274,7 +255,7 @@ void Pump::publish_refusals(std::vector<Refusal> refusals) {
         noted_.erase(noted_.begin(), noted_.begin() + fold);
       }
     }
-    noted_cv_.notify_one();
+    bookkeeper_.wake();
   } catch (const std::exception& e) {
     spdlog::error("report: could not publish refusals: {}", e.what());
   }
@@ -294,14 +275,14 @@ void Pump::flush_refusals() {
   // (which the agent may call) must not wait for the storm to end.
   std::unique_lock lock(noted_mu_);
   noted_idle_.wait_for(lock, std::chrono::milliseconds(250), [&] {
-    return noted_stop_ || (noted_.empty() && noted_extra_ == 0 && !noting_);
+    return bookkeeper_.stopping() || (noted_.empty() && noted_extra_ == 0 && !noting_);
   });
 }
 
 void Pump::keep_books() {
   std::unique_lock lock(noted_mu_);
   while (true) {
-    noted_cv_.wait(lock, [&] { return noted_stop_ || !noted_.empty() || noted_extra_ > 0; });
+    bookkeeper_.wait(lock, [&] { return !noted_.empty() || noted_extra_ > 0; });
     if (noted_.empty() && noted_extra_ == 0) return;  // stopping, nothing left
     std::vector<json> batch = std::exchange(noted_, {});
     const uint64_t extra = std::exchange(noted_extra_, 0);

@@ -31,9 +31,9 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "base/worker_thread.hpp"
 #include "report/event_bus.hpp"
 #include "report/reports.hpp"
 
@@ -90,7 +90,6 @@ class Pump final : public Sink {
   size_t capacity_;
 
   std::mutex mu_;
-  std::condition_variable cv_;        // the worker waits on it
   std::condition_variable cv_space_;  // writers wait on it for room in closed_
   std::deque<WriteClosed> closed_;
   std::map<std::string, Refusal> refusals_;  // key: uid/pid/process/op/reason/path
@@ -100,21 +99,18 @@ class Pump final : public Sink {
   std::chrono::steady_clock::time_point next_flush_{};
   uint64_t dropped_closed_ = 0;
   uint64_t dropped_refusals_ = 0;
-  bool stopping_ = false;
   bool stopped_ = false;  // the worker has returned: nothing is published any more
-  std::thread worker_;
+  base::WorkerThread worker_{mu_};
 
   // Refusals for status and status.md, bounded: past kMaxNoted the oldest are
   // folded into noted_extra_ (their count still reaches refusals_total).
   static constexpr size_t kMaxNoted = 64;
   std::mutex noted_mu_;
-  std::condition_variable noted_cv_;
   std::condition_variable noted_idle_;  // flush_refusals() waits on it
   bool noting_ = false;                 // a batch is with the service
   std::vector<nlohmann::json> noted_;
   uint64_t noted_extra_ = 0;
-  bool noted_stop_ = false;
-  std::thread bookkeeper_;
+  base::WorkerThread bookkeeper_{noted_mu_};  // woken by a refusal noted
 };
 
 }  // namespace leasefs::report

@@ -9,7 +9,6 @@
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
 #include "base/sha256.hpp"
-#include "base/thread_name.hpp"
 
 namespace leasefs::service {
 
@@ -40,20 +39,11 @@ StateLog::StateLog(const LongrunDir& dir) : shown_(dir.root() + "/.longrun/" + k
   const off_t end = ::lseek(fd_, 0, SEEK_END);
   if (end < 0) fail("cannot seek in", errno);
   bytes_ = static_cast<uint64_t>(end);
-  syncer_ = std::thread([this] {
-    base::name_this_thread("state-sync");
-    sync_loop();
-  });
+  syncer_.start("state-sync", [this] { sync_loop(); });
 }
 
 StateLog::~StateLog() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  work_.notify_one();
-  hurry_.notify_one();
-  syncer_.join();
+  syncer_.stop();
   ::close(fd_);
 }
 
@@ -145,9 +135,8 @@ void StateLog::append(uint64_t seq, nlohmann::json state, Sync sync) {
   appended_ = std::max(appended_, seq);
   if (sync == Sync::kNow) {
     urgent_ = std::max(urgent_, seq);
-    hurry_.notify_one();
   }
-  work_.notify_one();
+  syncer_.wake();
 }
 
 void StateLog::wait_durable(uint64_t seq) {
@@ -155,7 +144,7 @@ void StateLog::wait_durable(uint64_t seq) {
   seq = std::min(seq, appended_);
   if (durable_ < seq && urgent_ < seq) {
     urgent_ = seq;  // someone waits for it after all: no more gathering
-    hurry_.notify_one();
+    syncer_.wake();
   }
   done_.wait(lock, [&] { return durable_ >= seq || failed_ != 0; });
   if (durable_ < seq) fail("cannot sync", failed_);
@@ -180,9 +169,9 @@ uint64_t StateLog::size_bytes() const {
 void StateLog::sync_loop() {
   std::unique_lock lock(mu_);
   for (;;) {
-    work_.wait(lock, [&] { return stop_ || (appended_ > durable_ && failed_ == 0); });
+    syncer_.wait(lock, [&] { return appended_ > durable_ && failed_ == 0; });
     if (failed_ != 0 || appended_ <= durable_) return;  // stopping, nothing left to sync
-    hurry_.wait_for(lock, kGather, [&] { return stop_ || urgent_ > durable_; });
+    syncer_.wait_for(lock, kGather, [&] { return urgent_ > durable_; });
     const uint64_t target = appended_;
     lock.unlock();
     // One fdatasync for every record appended so far: the group commit.

@@ -19,9 +19,9 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "base/worker_thread.hpp"
 #include "state/longrun_dir.hpp"
 
 namespace leasefs::service {
@@ -70,16 +70,14 @@ class StateLog {
   int fd_ = -1;
 
   mutable std::mutex mu_;
-  std::condition_variable work_;   // appended_ moved past durable_, or stop
-  std::condition_variable hurry_;  // urgent_ moved past durable_, or stop
-  std::condition_variable done_;   // durable_ moved, or failed_
+  std::condition_variable done_;  // durable_ moved, or failed_
   uint64_t appended_ = 0;
   uint64_t urgent_ = 0;  // the last record to be synced at once, or waited for
   uint64_t durable_ = 0;
   uint64_t bytes_ = 0;
   int failed_ = 0;  // errno of a failed write or sync; sticky
-  bool stop_ = false;
-  std::thread syncer_;
+  // Woken when appended_ or urgent_ moves past durable_; last: stopped first.
+  base::WorkerThread syncer_{mu_};
 };
 
 }  // namespace leasefs::service

@@ -2,25 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "base/thread_name.hpp"
-
 namespace leasefs::service {
 
 StatusFile::StatusFile(const StateStore& store) : store_(store) {
-  writer_ = std::thread([this] {
-    base::name_this_thread("status-md");
-    write_loop();
-  });
+  writer_.start("status-md", [this] { write_loop(); });
 }
 
 StatusFile::~StatusFile() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  work_.notify_one();
-  hurry_.notify_one();
-  writer_.join();
+  writer_.stop();
 }
 
 void StatusFile::publish(std::string text) {
@@ -29,14 +18,14 @@ void StatusFile::publish(std::string text) {
     text_ = std::move(text);
     ++published_;
   }
-  work_.notify_one();
+  writer_.wake();
 }
 
 void StatusFile::flush() {
   std::unique_lock lock(mu_);
   const uint64_t want = published_;
   ++flushers_;
-  hurry_.notify_one();
+  writer_.wake();
   written_.wait(lock, [&] { return done_ >= want; });
   --flushers_;
 }
@@ -44,9 +33,9 @@ void StatusFile::flush() {
 void StatusFile::write_loop() {
   std::unique_lock lock(mu_);
   for (;;) {
-    work_.wait(lock, [&] { return stop_ || published_ > done_; });
+    writer_.wait(lock, [&] { return published_ > done_; });
     if (published_ == done_) return;  // stopping, and nothing left to write
-    hurry_.wait_until(lock, next_write_, [&] { return stop_ || flushers_ > 0; });
+    writer_.wait_until(lock, next_write_, [&] { return flushers_ > 0; });
     const uint64_t version = published_;
     const std::string text = text_;
     lock.unlock();

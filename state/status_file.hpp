@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <thread>
 
+#include "base/worker_thread.hpp"
 #include "state/state_store.hpp"
 
 namespace leasefs::service {
@@ -40,16 +40,15 @@ class StatusFile {
 
   const StateStore& store_;
   std::mutex mu_;
-  std::condition_variable work_;   // publish or stop: the idle writer has work
-  std::condition_variable hurry_;  // flush or stop: the gathering writer stops waiting
   std::condition_variable written_;
   std::string text_;
   uint64_t published_ = 0;
   uint64_t done_ = 0;
   int flushers_ = 0;  // callers of flush() waiting: no gathering for them
   std::chrono::steady_clock::time_point next_write_{};
-  bool stop_ = false;
-  std::thread writer_;
+  // Woken by a publish (the idle writer has work) or a flush (the gathering
+  // writer stops waiting); last: stopped first.
+  base::WorkerThread writer_{mu_};
 };
 
 }  // namespace leasefs::service
