@@ -343,7 +343,17 @@ int Filesystem::room_for(gate::Op op) const noexcept {
 }
 
 void note_no_space(fuse_req_t req) noexcept {
-  if (base::DiskReserve* reserve = Filesystem::of(req).disk_reserve()) reserve->no_space();
+  Filesystem& fs = Filesystem::of(req);
+  fs.note_name_dropped();  // the reserve's sweep at once looks at every cached fd
+  if (base::DiskReserve* reserve = fs.disk_reserve()) reserve->no_space();
+}
+
+size_t Filesystem::release_deleted() noexcept {
+  // Read before the sweep: a name dropped while it runs is looked for next time.
+  const uint64_t dropped = dropped_.load(std::memory_order_acquire);
+  if (dropped == swept_at_ && !(reserve_ && reserve_->full())) return 0;
+  swept_at_ = dropped;
+  return cache_->release_deleted();
 }
 
 void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& caller,
