@@ -424,7 +424,12 @@ bool private_fs_once() noexcept {
 }  // namespace
 
 ActAsCaller::ActAsCaller(const gate::Caller& caller, mode_t umask) noexcept {
-  if (private_fs_once()) ::umask(umask & 0777);
+  // Only this code sets a worker's own umask: a call for the one it has is skipped.
+  thread_local mode_t current = ~mode_t{0};
+  if ((umask & 0777) != current && private_fs_once()) {
+    ::umask(umask & 0777);
+    current = umask & 0777;
+  }
   static const bool is_root = ::geteuid() == 0;
   if (!is_root || (caller.uid == 0 && caller.gid == 0)) return;
   ::syscall(SYS_setfsgid, caller.gid);
