@@ -343,7 +343,17 @@ int Filesystem::room_for(gate::Op op) const noexcept {
 }
 
 void note_no_space(fuse_req_t req) noexcept {
-  if (base::DiskReserve* reserve = Filesystem::of(req).disk_reserve()) reserve->no_space();
+  Filesystem& fs = Filesystem::of(req);
+  fs.note_name_dropped();  // the reserve's sweep at once looks at every cached fd
+  if (base::DiskReserve* reserve = fs.disk_reserve()) reserve->no_space();
+}
+
+size_t Filesystem::release_deleted() noexcept {
+  // Read before the sweep: a name dropped while it runs is looked for next time.
+  const uint64_t dropped = dropped_.load(std::memory_order_acquire);
+  if (dropped == swept_at_ && !(reserve_ && reserve_->full())) return 0;
+  swept_at_ = dropped;
+  return cache_->release_deleted();
 }
 
 void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& caller,
@@ -414,7 +424,12 @@ bool private_fs_once() noexcept {
 }  // namespace
 
 ActAsCaller::ActAsCaller(const gate::Caller& caller, mode_t umask) noexcept {
-  if (private_fs_once()) ::umask(umask & 0777);
+  // Only this code sets a worker's own umask: a call for the one it has is skipped.
+  thread_local mode_t current = ~mode_t{0};
+  if ((umask & 0777) != current && private_fs_once()) {
+    ::umask(umask & 0777);
+    current = umask & 0777;
+  }
   static const bool is_root = ::geteuid() == 0;
   if (!is_root || (caller.uid == 0 && caller.gid == 0)) return;
   ::syscall(SYS_setfsgid, caller.gid);

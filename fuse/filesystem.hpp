@@ -203,7 +203,13 @@ class Filesystem final : public gate::PublishListener {
   // 0, or -ENOSPC when the disk is full and `op` would take space.
   int room_for(gate::Op op) const noexcept;
   // Lets go of deleted files the inode cache still held (FdCache::release_deleted).
-  size_t release_deleted() noexcept { return cache_->release_deleted(); }
+  // The sweep fstat's every cached fd, so it runs only when a name may have
+  // been dropped since the last one (note_name_dropped), or while the disk is
+  // full, when files removed outside the mount matter too.
+  size_t release_deleted() noexcept;
+  // An unlink, rmdir, rename that may replace a target, undo's change, or an
+  // ENOSPC: the next sweep looks for files with no name left.
+  void note_name_dropped() noexcept { dropped_.fetch_add(1, std::memory_order_release); }
 
   // The per-turn journal (journal/journal.hpp), if any; set before mounting.
   // Every mutation the gate allows first has its pre-image recorded
@@ -269,6 +275,8 @@ class Filesystem final : public gate::PublishListener {
   TempSiblings siblings_;
   PageInvalidator pages_;
   NamesGeneration names_;
+  std::atomic<uint64_t> dropped_{1};  // note_name_dropped
+  uint64_t swept_at_ = 0;             // dropped_ as the last sweep began (its thread only)
   mutable InodePathCache inode_paths_;
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;

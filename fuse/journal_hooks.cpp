@@ -51,6 +51,7 @@ void Filesystem::drop_cached(const std::string& path) noexcept {
   // Undo tells before it changes `path` and again once all is done: either bump
   // makes a cached path be resolved again (path_cache.hpp).
   names_.bump();
+  note_name_dropped();
   try {
     const size_t slash = path.rfind('/');
     fuse_ino_t parent = FUSE_ROOT_ID;

@@ -31,6 +31,13 @@ gate::RenameTarget target_kind(const Inode& dir, const char* name) {
   return S_ISDIR(st.st_mode) ? gate::RenameTarget::kDirectory : gate::RenameTarget::kFile;
 }
 
+// A rename that ran with `flags` and may have replaced a target: the inode
+// cache's sweep looks for files with no name left.
+int renamed(Filesystem& fs, unsigned int flags) {
+  if ((flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)) == 0) fs.note_name_dropped();
+  return 0;
+}
+
 // A temporary sibling (gate/temp_sibling.hpp) goes only onto a path the lease
 // covers for writing; there it stops being a sibling.
 int rename_temp_sibling(Filesystem& fs, const TempSibling& sibling, Inode& from, const char* name,
@@ -51,7 +58,7 @@ int rename_temp_sibling(Filesystem& fs, const TempSibling& sibling, Inode& from,
   fs.report_allowed(gate::Op::kRename, plan.from, caller, v.grant_id, plan.to);
   if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) != 0) return -errno;
   fs.temp_siblings().erase(sibling.dev, sibling.ino);
-  return 0;
+  return renamed(fs, flags);
 }
 
 int do_rename(fuse_req_t req, Filesystem& fs, Inode& from, const char* name, Inode& to,
@@ -104,12 +111,16 @@ int do_rename(fuse_req_t req, Filesystem& fs, Inode& from, const char* name, Ino
     const bool guard_target = !plan.exchange && plan.target == gate::RenameTarget::kAbsent &&
                               (flags & RENAME_NOREPLACE) == 0;
     if (guard_target) run_flags |= RENAME_NOREPLACE;
-    if (::renameat2(from.fd.get(), name, to.fd.get(), newname, run_flags) == 0) return 0;
+    if (::renameat2(from.fd.get(), name, to.fd.get(), newname, run_flags) == 0) {
+      return renamed(fs, run_flags);
+    }
     const int err = errno;
     if (guard_target && err == EEXIST && attempt < 3) continue;  // judge the new target
     if (guard_target && err == EINVAL) {
       // A backing filesystem without RENAME_NOREPLACE: the plain rename, as asked.
-      if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) == 0) return 0;
+      if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) == 0) {
+        return renamed(fs, flags);
+      }
       return -errno;
     }
     return -err;

@@ -16,6 +16,7 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
       NamesChanging changing(fs.names());  // cached paths (path_cache.hpp)
       if (::unlinkat(dir.fd.get(), name.c_str(), AT_REMOVEDIR) != 0) return -errno;
     }
+    fs.note_name_dropped();
     reply_status(req, 0);
     return 0;
   });

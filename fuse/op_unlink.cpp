@@ -20,6 +20,7 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
       NamesChanging changing(fs.names());  // cached paths (path_cache.hpp)
       if (::unlinkat(dir.fd.get(), name.c_str(), 0) != 0) return -errno;
     }
+    fs.note_name_dropped();
     if (sibling) fs.temp_siblings().erase(sibling->dev, sibling->ino);
     reply_status(req, 0);
     return 0;

@@ -39,6 +39,7 @@ void Filesystem::take_leftover(const TempSibling& s) noexcept {
     const bool journaled = journal_ && journal_->enabled();
     const int r = journaled ? journal_->keep_leftover(s.turn, s.path, s.dev, s.ino)
                             : unlink_if_same(root_.fd.get(), s.path, s.dev, s.ino);
+    note_name_dropped();
     if (r == -ENOENT || r == -ESTALE) return;  // unlinked or replaced: not a leftover
     reporter_.refusal(gate::Op::kCreate, s.path, s.creator, gate::DenyReason::kTemporaryLeftover);
     if (r < 0) {

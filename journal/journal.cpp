@@ -181,7 +181,18 @@ Journal::~Journal() {
 
 void Journal::set_listener(std::function<void(const Entry&)> fn) {
   std::lock_guard lock(mu_);
+  std::lock_guard publishing(publish_mu_);
   listener_ = std::move(fn);
+}
+
+void Journal::publish(std::unique_lock<std::mutex>& lock) {
+  if (heard_.empty()) return;
+  std::vector<Entry> heard;
+  heard.swap(heard_);
+  // Taken before mu_ is let go: calls publish in the order they recorded.
+  std::lock_guard publishing(publish_mu_);
+  lock.unlock();
+  for (const Entry& e : heard) listener_(e);
 }
 
 Journal::Summary Journal::summary(uint64_t turn) const {
@@ -321,8 +332,8 @@ int Journal::flush_locked() {
     return r;
   }
   held_lines_.clear();
-  for (const auto& [e, in_paths] : held_) {
-    if (listener_) listener_(e);
+  if (listener_) {
+    for (auto& [e, in_paths] : held_) heard_.push_back(std::move(e));
   }
   held_.clear();
   return 0;
@@ -399,24 +410,26 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
   if (held(e, lazy)) {
     held_.emplace_back(std::move(e), true);  // the listener hears of it once written
   } else if (listener_) {
-    listener_(e);
+    heard_.push_back(std::move(e));
   }
   return 0;
 }
 
 int Journal::before(uint64_t turn, std::string_view path, std::string_view origin) {
   if (!options_.enabled || !journaled_path(path)) return 0;
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   const int r = record_locked(turn, std::string(path), origin);
   const int f = flush_locked();
+  publish(lock);
   return r < 0 ? r : f;
 }
 
 int Journal::before_tree(uint64_t turn, std::string_view path, std::string_view origin) {
   if (!options_.enabled || !journaled_path(path)) return 0;
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   const int r = tree_locked(turn, path, origin);
   const int f = flush_locked();
+  publish(lock);
   return r < 0 ? r : f;
 }
 
@@ -433,9 +446,10 @@ int Journal::tree_locked(uint64_t turn, std::string_view path, std::string_view 
 
 int Journal::before_arrival(uint64_t turn, std::string_view from, std::string_view to) {
   if (!options_.enabled || !journaled_path(from) || !journaled_path(to)) return 0;
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   const int r = arrival_locked(turn, from, to);
   const int f = flush_locked();
+  publish(lock);
   return r < 0 ? r : f;
 }
 
@@ -457,9 +471,10 @@ int Journal::arrival_locked(uint64_t turn, std::string_view from, std::string_vi
 int Journal::before_rename(uint64_t turn, std::string_view from, bool from_is_dir,
                            std::string_view to, bool to_is_dir, bool exchange) {
   if (!options_.enabled) return 0;
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   const int r = rename_locked(turn, from, from_is_dir, to, to_is_dir, exchange);
   const int f = flush_locked();
+  publish(lock);
   return r < 0 ? r : f;
 }
 
@@ -503,7 +518,7 @@ int Journal::rename_locked(uint64_t turn, std::string_view from, bool from_is_di
 
 int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_t ino) {
   if (!options_.enabled || !journaled_path(path)) return -ENOTSUP;
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   if (int r = open_turn_locked(turn); r < 0) return r;
   std::string name;
   base::UniqueFd parent = base::open_parent(root_.get(), path, &name);
@@ -549,7 +564,8 @@ int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_
   }
   if (int r = append_locked(e, false); r < 0) return r;
   seq_ = e.seq;
-  if (listener_) listener_(e);
+  if (listener_) heard_.push_back(std::move(e));
+  publish(lock);
   return 0;
 }
 

@@ -120,7 +120,9 @@ class Journal {
   // Bytes kept for `turn` (blobs and index).
   uint64_t turn_bytes(uint64_t turn) const;
 
-  // Told of every entry once it is durable (for the audit chain and events).
+  // Told of every entry once it is written (for the audit chain and events),
+  // before the call that made it returns but outside the journal's lock, in
+  // the order the entries were made.
   void set_listener(std::function<void(const Entry&)> fn);
   // The disk's reserve (base/disk_reserve.hpp): while the disk is full, or when a
   // copy meets ENOSPC, a file's pre-image is its metadata only (undoable: false),
@@ -154,6 +156,9 @@ class Journal {
   int rename_locked(uint64_t turn, std::string_view from, bool from_is_dir, std::string_view to,
                     bool to_is_dir, bool exchange);
   int save_content_locked(int src, const struct stat& st, Entry& e);
+  // Hands the entries this call made to the listener, after `lock` (on mu_) is
+  // let go: a FUSE worker builds and publishes events without holding up others.
+  void publish(std::unique_lock<std::mutex>& lock);
 
   base::UniqueFd root_;
   base::UniqueFd longrun_;
@@ -182,6 +187,8 @@ class Journal {
   // retention (only open_turn_locked creates or removes one).
   std::vector<uint64_t> kept_;
   std::function<void(const Entry&)> listener_;
+  std::vector<Entry> heard_;  // written, for the listener once mu_ is let go (publish)
+  std::mutex publish_mu_;     // taken under mu_, held while publishing: events keep their order
   base::DiskReserve* reserve_ = nullptr;
 };
 

@@ -77,6 +77,29 @@ TEST_F(Passthrough, FileCreatedByUserIsOwnedByThatUser) {
   EXPECT_EQ(st.st_mode & 0777, 0644u);  // the caller's umask (022), not ours
 }
 
+// A worker skips umask(2) when the caller's is the one it set last: each
+// create still gets its own caller's umask, whatever came before it.
+TEST_F(Passthrough, EachCreateGetsItsCallersUmask) {
+  fs.grant();
+  auto r = fs.sh(
+      "set -e; for i in 1 2 3 4 5 6 7 8; do (umask 022; echo x > a$i; mkdir da$i); "
+      "(umask 077; echo x > b$i; mkdir db$i); (umask 002; echo x > c$i); done");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto mode = [&](const std::string& name) {
+    struct stat st {};
+    EXPECT_EQ(::lstat((fs.backing() + "/" + name).c_str(), &st), 0) << name;
+    return st.st_mode & 0777;
+  };
+  for (int i = 1; i <= 8; ++i) {
+    const std::string n = std::to_string(i);
+    EXPECT_EQ(mode("a" + n), 0644u) << n;
+    EXPECT_EQ(mode("da" + n), 0755u) << n;
+    EXPECT_EQ(mode("b" + n), 0600u) << n;
+    EXPECT_EQ(mode("db" + n), 0700u) << n;
+    EXPECT_EQ(mode("c" + n), 0664u) << n;
+  }
+}
+
 TEST_F(Passthrough, SparseFileBeyondFourGiB) {
   fs.grant();
   auto r = fs.sh(

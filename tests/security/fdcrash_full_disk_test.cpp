@@ -7,8 +7,10 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/security/fdcrash_fixture.hpp"
 #include "tests/support/control_client.hpp"
@@ -155,6 +157,26 @@ TEST_F(FullDiskTest, ControlPlaneWorksOnAFullDiskAndFreedSpaceComesBack) {
                    "('grant', 'undo') group by kind order by kind\"")
                 .output,
             "grant|4\nundo|1\n");
+}
+
+// The inode cache's sweep for files with no name left runs only after a name
+// was dropped through the mount, or while the disk counts as full: a filler
+// removed outside the mount, with nothing dropped through it since, is let go
+// all the same while the disk is full.
+TEST_F(FullDiskTest, AFillerRemovedOutsideTheMountIsLetGoWhileTheDiskIsFull) {
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(call("start", {{"description", "fill the disk"}}).value("ok", false));
+  ASSERT_TRUE(call("grant", {{"reason", "fill"}}).value("ok", false));
+  fill("filler");
+  ASSERT_TRUE(wait_until([&] { return disk_full(); })) << call("status").dump();
+  // The sweeps the fill's ENOSPC asked for are over (one a second) before the
+  // removal: only the full disk can bring the next.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  ASSERT_EQ(::unlink((under + "/work/filler").c_str()), 0);
+  EXPECT_TRUE(wait_until([&] { return free_bytes() > 32 * kMiB; }))
+      << "free " << free_bytes() << " bytes after the filler was removed underneath";
+  EXPECT_TRUE(wait_until([&] { return !disk_full(); })) << call("status").dump();
 }
 
 // ENOSPC without a full disk: the agent fills one file's xattr block. The
