@@ -348,6 +348,15 @@ void note_no_space(fuse_req_t req) noexcept {
   if (base::DiskReserve* reserve = fs.disk_reserve()) reserve->no_space();
 }
 
+int Filesystem::remove_name(Inode& dir, const std::string& name, int flags) noexcept {
+  {
+    NamesChanging changing(names());  // cached paths (path_cache.hpp)
+    if (::unlinkat(dir.fd.get(), name.c_str(), flags) != 0) return -errno;
+  }
+  note_name_dropped();
+  return 0;
+}
+
 size_t Filesystem::release_deleted() noexcept {
   // Read before the sweep: a name dropped while it runs is looked for next time.
   const uint64_t dropped = dropped_.load(std::memory_order_acquire);

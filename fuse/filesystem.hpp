@@ -210,6 +210,9 @@ class Filesystem final : public gate::PublishListener {
   // An unlink, rmdir, rename that may replace a target, undo's change, or an
   // ENOSPC: the next sweep looks for files with no name left.
   void note_name_dropped() noexcept { dropped_.fetch_add(1, std::memory_order_release); }
+  // unlink and rmdir, once the gate allowed them: unlinkat(2) with `flags` while
+  // cached paths are marked changing, then the note above. 0 or -errno.
+  int remove_name(Inode& dir, const std::string& name, int flags) noexcept;
 
   // The per-turn journal (journal/journal.hpp), if any; set before mounting.
   // Every mutation the gate allows first has its pre-image recorded

@@ -1,5 +1,4 @@
 #include <fcntl.h>
-#include <unistd.h>
 
 #include "fuse/operations.hpp"
 
@@ -12,11 +11,7 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
     if (int res = fs.gate_entry(gate::Op::kRmdir, dir, name, Filesystem::caller(req)); res < 0) {
       return res;
     }
-    {
-      NamesChanging changing(fs.names());  // cached paths (path_cache.hpp)
-      if (::unlinkat(dir.fd.get(), name.c_str(), AT_REMOVEDIR) != 0) return -errno;
-    }
-    fs.note_name_dropped();
+    if (int res = fs.remove_name(dir, name, AT_REMOVEDIR); res < 0) return res;
     reply_status(req, 0);
     return 0;
   });

@@ -1,6 +1,3 @@
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <optional>
 
 #include "fuse/operations.hpp"
@@ -16,11 +13,7 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
     }
     // A temporary sibling that is unlinked is no longer one (nor a leftover).
     std::optional<TempSibling> sibling = fs.temp_sibling_at(dir, name.c_str());
-    {
-      NamesChanging changing(fs.names());  // cached paths (path_cache.hpp)
-      if (::unlinkat(dir.fd.get(), name.c_str(), 0) != 0) return -errno;
-    }
-    fs.note_name_dropped();
+    if (int res = fs.remove_name(dir, name, 0); res < 0) return res;
     if (sibling) fs.temp_siblings().erase(sibling->dev, sibling->ino);
     reply_status(req, 0);
     return 0;
