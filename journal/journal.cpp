@@ -417,20 +417,12 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
 
 int Journal::before(uint64_t turn, std::string_view path, std::string_view origin) {
   if (!options_.enabled || !journaled_path(path)) return 0;
-  std::unique_lock lock(mu_);
-  const int r = record_locked(turn, std::string(path), origin);
-  const int f = flush_locked();
-  publish(lock);
-  return r < 0 ? r : f;
+  return under_lock([&] { return record_locked(turn, std::string(path), origin); });
 }
 
 int Journal::before_tree(uint64_t turn, std::string_view path, std::string_view origin) {
   if (!options_.enabled || !journaled_path(path)) return 0;
-  std::unique_lock lock(mu_);
-  const int r = tree_locked(turn, path, origin);
-  const int f = flush_locked();
-  publish(lock);
-  return r < 0 ? r : f;
+  return under_lock([&] { return tree_locked(turn, path, origin); });
 }
 
 int Journal::tree_locked(uint64_t turn, std::string_view path, std::string_view origin) {
@@ -446,11 +438,7 @@ int Journal::tree_locked(uint64_t turn, std::string_view path, std::string_view 
 
 int Journal::before_arrival(uint64_t turn, std::string_view from, std::string_view to) {
   if (!options_.enabled || !journaled_path(from) || !journaled_path(to)) return 0;
-  std::unique_lock lock(mu_);
-  const int r = arrival_locked(turn, from, to);
-  const int f = flush_locked();
-  publish(lock);
-  return r < 0 ? r : f;
+  return under_lock([&] { return arrival_locked(turn, from, to); });
 }
 
 int Journal::arrival_locked(uint64_t turn, std::string_view from, std::string_view to) {
@@ -471,11 +459,8 @@ int Journal::arrival_locked(uint64_t turn, std::string_view from, std::string_vi
 int Journal::before_rename(uint64_t turn, std::string_view from, bool from_is_dir,
                            std::string_view to, bool to_is_dir, bool exchange) {
   if (!options_.enabled) return 0;
-  std::unique_lock lock(mu_);
-  const int r = rename_locked(turn, from, from_is_dir, to, to_is_dir, exchange);
-  const int f = flush_locked();
-  publish(lock);
-  return r < 0 ? r : f;
+  return under_lock(
+      [&] { return rename_locked(turn, from, from_is_dir, to, to_is_dir, exchange); });
 }
 
 int Journal::rename_locked(uint64_t turn, std::string_view from, bool from_is_dir,

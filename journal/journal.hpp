@@ -159,6 +159,16 @@ class Journal {
   // Hands the entries this call made to the listener, after `lock` (on mu_) is
   // let go: a FUSE worker builds and publishes events without holding up others.
   void publish(std::unique_lock<std::mutex>& lock);
+  // One journal call: `record` under the lock, the held lines flushed, then the
+  // listener told with the lock let go. The first error wins.
+  template <typename Record>
+  int under_lock(Record record) {
+    std::unique_lock lock(mu_);
+    const int r = record();
+    const int f = flush_locked();
+    publish(lock);
+    return r < 0 ? r : f;
+  }
 
   base::UniqueFd root_;
   base::UniqueFd longrun_;
