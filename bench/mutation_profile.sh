@@ -40,16 +40,8 @@ wait_mounted() {
 }
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-workload() {  # op dir count
-  case $1 in
-    create) (cd "$2" && seq 1 "$3" | xargs touch) ;;
-    rename) (cd "$2" && seq 1 "$3" | python3 -c "
-import os,sys
-for line in sys.stdin:
-    a=line.strip(); os.rename(a,'r'+a)") ;;
-    unlink) (cd "$2" && seq 1 "$3" | sed 's/^/r/' | xargs rm -f) ;;
-  esac
-}
+# shellcheck source=bench/mutation_workload.sh
+. "$HERE/mutation_workload.sh"
 
 # Inclusive share of the samples under each part, by symbol substring.
 PARTS=(

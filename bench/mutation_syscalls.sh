@@ -11,6 +11,8 @@ set -euo pipefail
 BUILD=${1:?build dir}
 N=${2:-1000}
 WORK=$(mktemp -d "${FS_BENCH_DIR:-/var/tmp}/mut-sys.XXXXXX")
+# shellcheck source=bench/mutation_workload.sh
+. "$(cd "$(dirname "$0")" && pwd)/mutation_workload.sh"
 LPID=
 cleanup() {
   fusermount3 -uz "$WORK/root" 2>/dev/null || true
@@ -32,14 +34,7 @@ for op in create rename unlink; do
   strace -f -c -o "$WORK/$op.txt" -p "$LPID" 2>/dev/null &
   SP=$!
   sleep 1
-  case $op in
-    create) (cd "$WORK/root/d" && seq 1 "$N" | xargs touch) ;;
-    rename) (cd "$WORK/root/d" && seq 1 "$N" | python3 -c "
-import os,sys
-for line in sys.stdin:
-    a=line.strip(); os.rename(a,'r'+a)") ;;
-    unlink) (cd "$WORK/root/d" && seq 1 "$N" | sed 's/^/r/' | xargs rm -f) ;;
-  esac
+  workload "$op" "$WORK/root/d" "$N"
   sleep 1.5
   kill -INT "$SP"
   wait "$SP" 2>/dev/null || true
