@@ -52,6 +52,8 @@ class WorkerThread {
 
   // The rest with the owner's mutex held.
   bool stopping() const { return stop_; }
+  // start() made the thread: an owner that starts lazily skips start() then.
+  bool started() const { return thread_.joinable(); }
 
   // Until `ready()` or stop(); false when stopping.
   template <class Ready>

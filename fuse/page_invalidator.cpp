@@ -18,12 +18,14 @@ void PageInvalidator::notify(fuse_ino_t ino) {
 }
 
 void PageInvalidator::later(fuse_ino_t ino) {
+  bool start = false;
   {
     std::lock_guard lock(mu_);
     if (worker_.stopping() || queue_.size() >= kMaxQueued) return;
     queue_.push_back(ino);
+    start = !worker_.started();  // a write-back write: no second lock once running
   }
-  worker_.start("page-inval", [this] { run(); });
+  if (start) worker_.start("page-inval", [this] { run(); });
   worker_.wake();
 }
 
