@@ -26,6 +26,23 @@ AuditWriter::~AuditWriter() {
   stop();
 }
 
+// The reserve is spent already: the disk may get room back within moments (a
+// file removed, the deleted-file sweep), so the batch waits a little for it
+// before it counts as lost. Rethrows the last error when no room came.
+void AuditWriter::append_once_there_is_room(const std::vector<base::JsonText>& batch,
+                                            const std::exception& first) {
+  spdlog::warn("audit: {}; the disk is full, waiting for room", first.what());
+  for (int attempt = 1;; ++attempt) {
+    std::this_thread::sleep_for(kFullDiskRetry);
+    try {
+      audit_.append_batch(batch);
+      return;
+    } catch (const std::exception&) {
+      if (attempt >= kFullDiskRetries) throw;
+    }
+  }
+}
+
 void AuditWriter::stop() {
   queue_->close();  // the thread drains the queue, then returns
   if (thread_.joinable()) thread_.join();
@@ -75,10 +92,14 @@ void AuditWriter::run() {
       } catch (const std::exception& e) {
         // Perhaps the disk is full: its reserve is for this, so once more with
         // it, unless the batch reached the log (only its anchor failed).
-        if (reserve_.full() || audit_.count() != appended) throw;
-        spdlog::warn("audit: {}; the disk's reserve is given up and the batch retried", e.what());
-        reserve_.no_space();
-        audit_.append_batch(batch);
+        if (audit_.count() != appended) throw;
+        if (!reserve_.full()) {
+          spdlog::warn("audit: {}; the disk's reserve is given up and the batch retried", e.what());
+          reserve_.no_space();
+          audit_.append_batch(batch);
+        } else {
+          append_once_there_is_room(batch, e);
+        }
       }
       lost = 0;
       lost_types = nlohmann::json::object();

@@ -27,10 +27,13 @@ class AuditWriter {
   static constexpr size_t kQueueCapacity = 8192;
   static constexpr size_t kMaxBatch = 512;
   static constexpr std::chrono::milliseconds kGather{10};
+  static constexpr std::chrono::milliseconds kFullDiskRetry{100};
+  static constexpr int kFullDiskRetries = 20;
 
   // Subscribes to `bus` and starts writing at once: subscribe before anything
   // publishes that the audit must hold. A batch that fails for want of space is
-  // retried once with `reserve` given up.
+  // retried once with `reserve` given up; when the reserve is spent already, it
+  // is retried every kFullDiskRetry, kFullDiskRetries times, before it is lost.
   AuditWriter(EventBus& bus, memory::AuditLog& audit, base::DiskReserve& reserve);
   ~AuditWriter();
   AuditWriter(const AuditWriter&) = delete;
@@ -41,6 +44,8 @@ class AuditWriter {
 
  private:
   void run();
+  void append_once_there_is_room(const std::vector<base::JsonText>& batch,
+                                 const std::exception& first);
 
   memory::AuditLog& audit_;
   base::DiskReserve& reserve_;
