@@ -5,6 +5,7 @@
 
 #include "base/thread_name.hpp"
 #include "fuse/reply.hpp"
+#include "gate/process_command.hpp"
 
 namespace leasefs::fuse {
 
@@ -124,8 +125,8 @@ bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot, No
   // Unregistered, the entry is left alone by the thread, so `req` stays ours
   // while the callback is set (libfuse may call it right here).
   if (wait) fuse_req_interrupt_func(req, &ParkedRequests::interrupted, this);
-  if (raise &&
-      !channel->ask({ask, refusal.op, refusal.paths, refusal.trees, caller, snapshot.turn, wait})) {
+  if (raise && !channel->ask({ask, refusal.op, refusal.paths, refusal.trees, caller, snapshot.turn,
+                              wait, gate::process_command(caller.pid)})) {
     std::lock_guard lock(mu_);
     parked_.erase(parked);
     drop_ask(ask);

@@ -31,6 +31,9 @@ struct Ask {
   Caller caller;
   uint64_t turn = 0;  // the turn it was refused in
   bool waits = true;  // the operation waits (an open); else it failed and its retry will ask
+  // The caller's command line, read while it is still in the call: a refused
+  // caller may have exited by the time the request is filed.
+  std::string command;
 };
 
 // Why a parked request ended on the filesystem's side.

@@ -8,7 +8,6 @@
 
 #include "base/duration_text.hpp"
 #include "base/error.hpp"
-#include "gate/process_command.hpp"
 #include "memory/ledger_error.hpp"
 #include "service/service.hpp"
 #include "service/service_support.hpp"
@@ -49,7 +48,7 @@ void Service::open_ask(const gate::Ask& ask) {
   const std::string reason =
       ask.waits ? "ask mode: this " + op + " waits for a person"
                 : "ask mode: this " + op + " was refused; approved, a retry goes through";
-  const std::string command = gate::process_command(ask.caller.pid);
+  const std::string& command = ask.command;
   try {
     auto r = change_requests([&](memory::Ledger& l) {
       return l.create_request(state_.task_id, static_cast<int64_t>(state_.turn_index), reason,
