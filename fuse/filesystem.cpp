@@ -233,21 +233,22 @@ std::string Filesystem::name_beside(const std::string& gone, const struct stat& 
 std::string Filesystem::cached_path_of(const Inode& inode, CachedPath* where) const {
   if (!options_.stable_names || &inode == &root_) return path_of(inode);
   // The generation is read before the path (path_cache.hpp has the argument).
-  const uint64_t gen = names_.now();
+  const bool dir = S_ISDIR(inode.type);
+  const uint64_t gen = dir ? names_.dirs() : names_.now();
   if (where) {
     if (std::optional<std::string> hit = where->at(gen)) return std::move(*hit);
   }
-  std::optional<std::string> hit = inode_paths_.at(inode.dev, inode.ino, gen);
+  std::optional<std::string> hit = inode_paths_.at(inode.dev, inode.ino, dir, gen);
   std::string path = hit ? std::move(*hit) : path_of(inode);
   // Only a full path is kept: an unresolved one may be a passing failure.
-  if (!hit && gate::is_expressible(path)) inode_paths_.store(inode.dev, inode.ino, gen, path);
+  if (!hit && gate::is_expressible(path)) inode_paths_.store(inode.dev, inode.ino, dir, gen, path);
   if (where && gate::is_expressible(path)) where->store(gen, path);
   return path;
 }
 
 void Filesystem::remember_path(const Inode& inode, uint64_t gen, std::string path) const {
-  if (options_.stable_names && gate::is_expressible(path)) {
-    inode_paths_.store(inode.dev, inode.ino, gen, std::move(path));
+  if (options_.stable_names && !S_ISDIR(inode.type) && gate::is_expressible(path)) {
+    inode_paths_.store(inode.dev, inode.ino, false, gen, std::move(path));
   }
 }
 
@@ -350,7 +351,9 @@ void note_no_space(fuse_req_t req) noexcept {
 
 int Filesystem::remove_name(Inode& dir, const std::string& name, int flags) noexcept {
   {
-    NamesChanging changing(names());  // cached paths (path_cache.hpp)
+    // Cached paths (path_cache.hpp): unlinkat without AT_REMOVEDIR never removes a directory.
+    NamesChanging changing(names(), (flags & AT_REMOVEDIR) != 0 ? NamesChanging::Reach::kDirectories
+                                                                : NamesChanging::Reach::kFiles);
     if (::unlinkat(dir.fd.get(), name.c_str(), flags) != 0) return -errno;
   }
   note_name_dropped();

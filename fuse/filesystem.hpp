@@ -144,7 +144,7 @@ class Filesystem final : public gate::PublishListener {
   // (`is_protected`) always reaches the gate as under .longrun.
   std::string gate_path_of(const Inode& base, std::string_view name, bool is_protected) const;
   // Tells the path cache (inode_path_cache.hpp) where a file just made is:
-  // `path`, as resolved after the names generation was `gen`.
+  // `path`, as resolved after every name's generation was `gen` (names().now()).
   void remember_path(const Inode& inode, uint64_t gen, std::string path) const;
 
   // Gate checks: 0 when allowed, -EACCES (after reporting the refusal) otherwise.

@@ -5,14 +5,15 @@
 // entries in a few hundred directories. A write through an open file has the
 // handle's own CachedPath (path_cache.hpp).
 //
-// Valid by the rule of path_cache.hpp: an entry is used only at the names
-// generation it was resolved at, and every change to existing names bumps it,
-// so within one generation an entry is what a readlink would say. Entries are
-// keyed by (st_dev, st_ino). Under stable names an inode number is freed for
-// reuse only by a removal through the mount (which bumps) or by the daemon's
-// own removals inside .longrun, whose paths the gate refuses anyway; an inode
-// with a reused number inside .longrun is protected by its own sticky flag, not
-// by its path (inode.hpp), so a stale .longrun path can only refuse.
+// Valid by the rule of path_cache.hpp: an entry is used only at the generation
+// it was resolved at (a directory's, or every name's for anything else), and
+// every change that can move it bumps that one, so within one generation an
+// entry is what a readlink would say. Entries are keyed by (st_dev, st_ino) and
+// whether the inode is a directory, since the two generations count apart. Under stable names an
+// inode number is freed for reuse only by a removal through the mount (which bumps) or by the
+// daemon's own removals inside .longrun, whose paths the gate refuses anyway; an inode with a
+// reused number inside .longrun is protected by its own sticky flag, not by its path (inode.hpp),
+// so a stale .longrun path can only refuse.
 //
 // A fixed number of slots, each with its own lock: the memory does not grow
 // with the tree, and two inodes that share a slot only resolve afresh.
@@ -29,19 +30,21 @@ namespace leasefs::fuse {
 class InodePathCache {
  public:
   // The path of inode (dev, ino), if it was resolved at generation `gen`.
-  std::optional<std::string> at(uint64_t dev, uint64_t ino, uint64_t gen) const {
+  std::optional<std::string> at(uint64_t dev, uint64_t ino, bool dir, uint64_t gen) const {
     const Slot& s = slot(dev, ino);
     std::lock_guard lock(s.mu);
-    if (s.gen != gen || s.dev != dev || s.ino != ino) return std::nullopt;
+    if (s.gen != gen || s.dev != dev || s.ino != ino || s.dir != dir) return std::nullopt;
     return s.path;
   }
   // `gen` is the generation read before `path` was resolved.
-  void store(uint64_t dev, uint64_t ino, uint64_t gen, std::string path) {
+  void store(uint64_t dev, uint64_t ino, bool dir, uint64_t gen, std::string path) {
     Slot& s = slot(dev, ino);
     std::lock_guard lock(s.mu);
-    if (gen < s.gen) return;  // keep the newer resolve that is there
+    const bool same = s.dev == dev && s.ino == ino && s.dir == dir;
+    if (same && gen < s.gen) return;  // keep the newer resolve that is there
     s.dev = dev;
     s.ino = ino;
+    s.dir = dir;
     s.gen = gen;
     s.path = std::move(path);
   }
@@ -52,6 +55,7 @@ class InodePathCache {
     mutable std::mutex mu;
     uint64_t dev = 0;
     uint64_t ino = 0;
+    bool dir = false;
     uint64_t gen = 0;  // 0: nothing stored (generations start at 1)
     std::string path;
   };

@@ -46,7 +46,8 @@ int do_link(fuse_req_t req, Filesystem& fs, Inode& inode, Inode& dir, const char
   // for everyone else.
   static const bool is_root = ::geteuid() == 0;
   // A second name: which one /proc shows for the file may change (path_cache.hpp).
-  NamesChanging changing(fs.names());
+  // No directory has two.
+  NamesChanging changing(fs.names(), NamesChanging::Reach::kFiles);
   int res = is_root ? ::linkat(inode.fd.get(), "", dir.fd.get(), name, AT_EMPTY_PATH)
                     : ::linkat(AT_FDCWD, Filesystem::fd_path(inode.fd.get()).c_str(), dir.fd.get(),
                                name, AT_SYMLINK_FOLLOW);

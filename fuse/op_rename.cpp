@@ -31,6 +31,16 @@ gate::RenameTarget target_kind(const Inode& dir, const char* name) {
   return S_ISDIR(st.st_mode) ? gate::RenameTarget::kDirectory : gate::RenameTarget::kFile;
 }
 
+// Whether the rename about to run moves files only, by the kinds it saw: a file
+// (not absent: a directory may be made there) at the old name, and at the new
+// one no directory (and, for an exchange, a file). Trusted by NamesChanging only
+// when no other change of names overlapped the rename (path_cache.hpp).
+bool moves_only_files(gate::RenameTarget from_kind, const gate::RenamePlan& plan) {
+  if (from_kind != gate::RenameTarget::kFile) return false;
+  return plan.exchange ? plan.target == gate::RenameTarget::kFile
+                       : plan.target != gate::RenameTarget::kDirectory;
+}
+
 // A rename that ran with `flags` and may have replaced a target: the inode
 // cache's sweep looks for files with no name left.
 int renamed(Filesystem& fs, unsigned int flags) {
@@ -42,11 +52,12 @@ int renamed(Filesystem& fs, unsigned int flags) {
 // covers for writing; there it stops being a sibling.
 int rename_temp_sibling(Filesystem& fs, const TempSibling& sibling, Inode& from, const char* name,
                         Inode& to, const char* newname, unsigned int flags,
-                        const gate::Caller& caller) {
+                        const gate::Caller& caller, NamesChanging& changing) {
   gate::RenamePlan plan;
   plan.from = fs.gate_path_of(from, name, false);
   plan.to = fs.gate_path_of(to, newname, fs.child_protected(to, newname));
-  plan.from_is_dir = target_kind(from, name) == gate::RenameTarget::kDirectory;
+  const gate::RenameTarget from_kind = target_kind(from, name);
+  plan.from_is_dir = from_kind == gate::RenameTarget::kDirectory;
   plan.target = target_kind(to, newname);
   gate::Verdict v = fs.gate().check_temp_sibling_rename(plan.from, plan.to, sibling.turn, caller);
   if (!v.allowed) {
@@ -56,25 +67,27 @@ int rename_temp_sibling(Filesystem& fs, const TempSibling& sibling, Inode& from,
   }
   if (int res = fs.journal_rename(plan); res < 0) return res;
   fs.report_allowed(gate::Op::kRename, plan.from, caller, v.grant_id, plan.to);
+  changing.saw_only_files(moves_only_files(from_kind, plan));
   if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) != 0) return -errno;
   fs.temp_siblings().erase(sibling.dev, sibling.ino);
   return renamed(fs, flags);
 }
 
 int do_rename(fuse_req_t req, Filesystem& fs, Inode& from, const char* name, Inode& to,
-              const char* newname, unsigned int flags) {
+              const char* newname, unsigned int flags, NamesChanging& changing) {
   const gate::Caller caller = Filesystem::caller(req);
   gate::Gate& gate = fs.gate();
   if (std::optional<TempSibling> sibling = fs.temp_sibling_at(from, name);
       sibling && (flags & RENAME_EXCHANGE) == 0) {
-    return rename_temp_sibling(fs, *sibling, from, name, to, newname, flags, caller);
+    return rename_temp_sibling(fs, *sibling, from, name, to, newname, flags, caller, changing);
   }
   for (int attempt = 0;; ++attempt) {
     gate::RenamePlan plan;
     plan.from = fs.gate_path_of(from, name, fs.child_protected(from, name));
     plan.to = fs.gate_path_of(to, newname, fs.child_protected(to, newname));
     plan.exchange = (flags & RENAME_EXCHANGE) != 0;
-    plan.from_is_dir = target_kind(from, name) == gate::RenameTarget::kDirectory;
+    const gate::RenameTarget from_kind = target_kind(from, name);
+    plan.from_is_dir = from_kind == gate::RenameTarget::kDirectory;
     plan.target = target_kind(to, newname);
     // Subtrees matter only to path-narrowed grants; unwalked, they count as
     // incomplete, and a refusal walks them and asks again.
@@ -111,6 +124,7 @@ int do_rename(fuse_req_t req, Filesystem& fs, Inode& from, const char* name, Ino
     const bool guard_target = !plan.exchange && plan.target == gate::RenameTarget::kAbsent &&
                               (flags & RENAME_NOREPLACE) == 0;
     if (guard_target) run_flags |= RENAME_NOREPLACE;
+    changing.saw_only_files(moves_only_files(from_kind, plan));
     if (::renameat2(from.fd.get(), name, to.fd.get(), newname, run_flags) == 0) {
       return renamed(fs, run_flags);
     }
@@ -138,9 +152,9 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
                     int res = 0;
                     {
                       // Ends before the reply (path_cache.hpp).
-                      NamesChanging changing(fs.names());
+                      NamesChanging changing(fs.names(), NamesChanging::Reach::kDirectories);
                       res = do_rename(req, fs, fs.inode(parent), name.c_str(), fs.inode(newparent),
-                                      newname.c_str(), flags);
+                                      newname.c_str(), flags, changing);
                     }
                     if (res < 0) return res;
                     reply_status(req, 0);

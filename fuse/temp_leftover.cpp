@@ -34,11 +34,15 @@ int unlink_if_same(int root_fd, const std::string& path, dev_t dev, ino_t ino) {
 void Filesystem::take_leftover(const TempSibling& s) noexcept {
   try {
     if (!gate::is_expressible(s.path)) return;
-    // Names change underneath: cached paths are resolved again (path_cache.hpp).
-    names_.bump();
     const bool journaled = journal_ && journal_->enabled();
-    const int r = journaled ? journal_->keep_leftover(s.turn, s.path, s.dev, s.ino)
-                            : unlink_if_same(root_.fd.get(), s.path, s.dev, s.ino);
+    int r = 0;
+    {
+      // A name changes underneath (a regular file's): cached paths are resolved
+      // again once it is gone (path_cache.hpp).
+      NamesChanging changing(names_, NamesChanging::Reach::kFiles);
+      r = journaled ? journal_->keep_leftover(s.turn, s.path, s.dev, s.ino)
+                    : unlink_if_same(root_.fd.get(), s.path, s.dev, s.ino);
+    }
     note_name_dropped();
     if (r == -ENOENT || r == -ESTALE) return;  // unlinked or replaced: not a leftover
     reporter_.refusal(gate::Op::kCreate, s.path, s.creator, gate::DenyReason::kTemporaryLeftover);

@@ -4,6 +4,8 @@
 // write where the grant does not reach; and many writers racing many renamers
 // through the mount leave no cached path older than the last rename: once the
 // renames are done and the grant for docs/ is revoked, no byte lands in docs/.
+// A rename that saw a file may move a directory made there since: the
+// directory's cached path must not outlive the move.
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -11,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "tests/security/pathcache_fixture.hpp"
@@ -157,6 +160,62 @@ TEST_F(PathCacheTest, WritersRacingRenamersLeaveNoByteOutOfScope) {
   }
   // Both sides were reached (the race moved files); not a bound on how many.
   RecordProperty("files_in_docs", in_docs);
+}
+
+// A rename keeps directories' cached paths when it saw a file at its old name,
+// unless another change overlapped it (fuse/path_cache.hpp). The agent races
+// one: a renamer moves whatever is at src/n into docs/ while a swapper turns
+// src/n from a file into a directory (by exchanging the two) and makes an entry
+// in it (which caches the directory's path as src/n). docs/ is granted for renames only; right
+// after each move the renamer makes an entry in what it moved: in a directory that went to docs/ it
+// must be refused, and never land.
+TEST_F(PathCacheTest, ADirectorySwappedInUnderARenameIsJudgedByWhereItWent) {
+  grant({"src/**"});
+  json g = call("grant", {{"reason", "pathcache"}, {"paths", {"docs/**"}}, {"ops", {"rename"}}});
+  ASSERT_TRUE(g.value("ok", false)) << g.dump();
+  Lockstep child(
+      [&](Lockstep&) {
+        std::atomic<bool> stop{false};
+        std::atomic<int> landed{0};
+        std::thread renamer([&] {
+          for (unsigned k = 0; !stop.load(); ++k) {
+            const std::string to = at("docs/m" + std::to_string(k));
+            if (::rename(at("src/n").c_str(), to.c_str()) != 0) continue;
+            struct stat st {};
+            if (::stat(to.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+            const int fd =
+                ::open((to + "/probe").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+            if (fd >= 0 || errno != EACCES) ++landed;
+            if (fd >= 0) ::close(fd);
+          }
+        });
+        // The swapper: a file at src/n, exchanged with a directory (one step),
+        // and an entry made in it there.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+        for (unsigned k = 0; std::chrono::steady_clock::now() < until; ++k) {
+          const std::string dir = at("src/d" + std::to_string(k));
+          if (::mkdir(dir.c_str(), 0755) != 0) continue;
+          const int fd = ::open(at("src/n").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+          if (fd >= 0) ::close(fd);
+          if (::renameat2(AT_FDCWD, at("src/n").c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) !=
+              0) {
+            continue;
+          }
+          const int seed = ::open(at("src/n/seed").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+          if (seed >= 0) ::close(seed);
+        }
+        stop = true;
+        renamer.join();
+        // How often the race is won is not bounded: the unit tests in
+        // tests/fuse/names_generation_test.cpp pin each overlap down.
+        return landed.load() == 0 ? 0 : 3;
+      },
+      kAgent);
+  EXPECT_EQ(child.join(60), 0);
+  stop_daemon();
+  RunOptions o;
+  o.cwd = d_.root();
+  EXPECT_EQ(run_sh("ls docs/*/probe 2>/dev/null | wc -l", o).output, "0\n");
 }
 
 }  // namespace
