@@ -123,19 +123,46 @@ void remove_dir_tree(int parent, const char* name) {
   ::unlinkat(parent, name, AT_REMOVEDIR);
 }
 
+// `key`: a key as JSON text, quotes and all.
+void append_field(std::string& out, std::string_view key, std::string_view text) {
+  if (out.size() > 1) out += ',';
+  out += key;
+  out += ':';
+  out += text;
+}
+
 }  // namespace
 
-json Entry::to_json() const {
-  json j = {{"seq", seq},           {"turn", turn}, {"path", path}, {"kind", kind},
-            {"mode", mode},         {"uid", uid},   {"gid", gid},   {"atime_ns", atime_ns},
-            {"mtime_ns", mtime_ns}, {"size", size}, {"ino", ino},   {"nlink", nlink},
-            {"undoable", undoable}};
-  if (!target.empty() || kind == EntryKind::kSymlink) j["target"] = target;
-  if (!xattrs.empty()) j["xattrs"] = xattrs;
-  if (!blob.empty()) j["blob"] = blob;
-  if (!why.empty()) j["why"] = why;
-  if (!origin.empty()) j["origin"] = origin;
-  return j;
+std::string Entry::line() const {
+  // Written field by field, in the order a JSON object keeps its keys (sorted),
+  // so that the line is what dumping the same object would give, without
+  // building one per entry (tests/journal has the equality).
+  std::string out = "{";
+  out.reserve(256 + path.size() + target.size());
+  auto number = [&](std::string_view key, auto v) { append_field(out, key, std::to_string(v)); };
+  auto text = [&](std::string_view key, std::string_view v) {
+    append_field(out, key, json(v).dump());
+  };
+  number(R"("atime_ns")", atime_ns);
+  if (!blob.empty()) text(R"("blob")", blob);
+  number(R"("gid")", gid);
+  number(R"("ino")", ino);
+  text(R"("kind")", kind_name(kind));
+  number(R"("mode")", mode);
+  number(R"("mtime_ns")", mtime_ns);
+  number(R"("nlink")", nlink);
+  if (!origin.empty()) text(R"("origin")", origin);
+  text(R"("path")", path);
+  number(R"("seq")", seq);
+  number(R"("size")", size);
+  if (!target.empty() || kind == EntryKind::kSymlink) text(R"("target")", target);
+  number(R"("turn")", turn);
+  number(R"("uid")", uid);
+  append_field(out, R"("undoable")", undoable ? "true" : "false");
+  if (!why.empty()) text(R"("why")", why);
+  if (!xattrs.empty()) append_field(out, R"("xattrs")", json(xattrs).dump());
+  out += '}';
+  return out;
 }
 
 Entry Entry::from_json(const json& j) {
@@ -288,7 +315,7 @@ bool Journal::held(const Entry& e, bool lazy) const noexcept {
 }
 
 int Journal::append_locked(Entry& e, bool lazy) {
-  std::string line = e.to_json().dump();
+  std::string line = e.line();
   e.hash = base::sha256_hex(line);
   line += '\n';
   // "Did not exist" protects nothing a person had: its line is written before
@@ -491,7 +518,7 @@ int Journal::rename_locked(uint64_t turn, std::string_view from, bool from_is_di
   e.path = std::string(from);
   e.target = std::string(to);
   // Not synced on its own: undo never needs it, the next entry's sync carries it.
-  std::string line = e.to_json().dump();
+  std::string line = e.line();
   e.hash = base::sha256_hex(line);
   line += '\n';
   held_lines_ += line;

@@ -66,7 +66,8 @@ struct Entry {
   std::string origin;  // "" (the tree's users) or "undo:<turn>"
   std::string hash;    // SHA-256 of the index line (the audit records it)
 
-  nlohmann::json to_json() const;
+  // The entry's line in the index (without its newline): compact JSON, keys in order.
+  std::string line() const;
   static Entry from_json(const nlohmann::json& j);
 };
 
