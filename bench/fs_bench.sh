@@ -40,6 +40,13 @@
 # (stat_written_warm).
 # Prints each figure and its ratio to native, then daemon/native over hp/native
 # and over hpnowb/native (above 1: leasefs faster than passthrough_hp).
+# FS_BENCH_FRESH_FS=1 gives every column, in every pass, a freshly made ext4
+# (mkfs.ext4's defaults, in a sparse image on FS_BENCH_DIR, loop-mounted) to
+# hold its tree, so that no column starts in block groups another one has just
+# filled and emptied: on a file system that has seen many deletions, ext4's
+# inode allocator searches recently deleted inodes, and a create's cost then
+# depends on which block group a new directory lands in more than on the
+# server in front of it.
 # With FS_BENCH_PASSES=N (N > 1) the columns run N times, the order rotated by
 # one column each pass so that no column always runs first or last; each pass's
 # table is printed, then per line the median of the N ratios and their spread.
@@ -48,6 +55,7 @@
 #   env: FS_BENCH_DIR (scratch, default /var/tmp), FS_BENCH_SIZE (seq size, 1g; quick 128m),
 #        FS_BENCH_FILES (small files, 10000 also when quick), FS_BENCH_RUNTIME (s per
 #        random job, 10; quick 3), FS_BENCH_ENOSYS=1 (add the enosys column),
+#        FS_BENCH_FRESH_FS=1 (a fresh ext4 per column and pass),
 #        FS_BENCH_PASSES (1), FS_BENCH_COLUMNS (which columns, in pass 1's order;
 #        default "native bindfs daemon nojrnl bench gateoff hp hpnowb")
 set -euo pipefail
@@ -74,11 +82,12 @@ fi
 WORK=$(mktemp -d "${FS_BENCH_DIR:-/var/tmp}/fs-bench.XXXXXX")
 PIDS=()
 cleanup() {
-  for r in "$WORK"/root-*; do
+  for r in "$WORK"/root-* "$WORK"/fs-*/root-*; do
     if [ -x "$LEASEFS" ]; then "$LEASEFS" unmount "$r" >/dev/null 2>&1 || true; fi
   done
   for mp in "$WORK"/mnt-*; do fusermount3 -uz "$mp" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for f in "$WORK"/fs-*; do umount -l "$f" 2>/dev/null || true; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
@@ -158,14 +167,13 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "building a source tree to untar (/usr/include)..." >&2
 tar -cf "$WORK/tree.tar" -C /usr include 2>/dev/null
 
-mkdir -p "$WORK/native" "$WORK/back-bindfs" "$WORK/mnt-bindfs" "$WORK/back-bench" \
-  "$WORK/mnt-bench" "$WORK/back-gateoff" "$WORK/mnt-gateoff" "$WORK/back-hp" "$WORK/mnt-hp" \
-  "$WORK/back-enosys" "$WORK/mnt-enosys" "$WORK/back-hpnowb" "$WORK/mnt-hpnowb"
+mkdir -p "$WORK/mnt-bindfs" "$WORK/mnt-bench" "$WORK/mnt-gateoff" "$WORK/mnt-hp" \
+  "$WORK/mnt-enosys" "$WORK/mnt-hpnowb"
 
 # The real daemon over the root (`leasefs mount ROOT`), a task started and a grant held.
 daemon_target() {  # label column extra-mount-options...
   # A fresh root each pass: the last pass's task is still in progress there.
-  local label=$1 root="$WORK/root-$2-${1%%:*}" sock="$WORK/ctl-$2-${1%%:*}.sock"; shift 2
+  local label=$1 root="$H/root-$2-${1%%:*}" sock="$WORK/ctl-$2-${1%%:*}.sock"; shift 2
   mkdir -p "$root"
   "$LEASEFS" mount "$root" --socket "$sock" "$@" >/dev/null 2>&1
   wait_mounted "$root"
@@ -230,14 +238,25 @@ for c in hp hpnowb; do
   fi
 done
 
-# One column's workloads, under the label PASS:COLUMN.
+# A freshly made ext4 for one column's run (FS_BENCH_FRESH_FS); its mount point.
+fresh_fs() {  # column
+  local img="$WORK/img-$1" mp="$WORK/fs-$1"
+  truncate -s 8G "$img" && mkfs.ext4 -q -F "$img" && mkdir -p "$mp" && mount -o loop "$img" "$mp" ||
+    { echo "could not make a fresh ext4 for $1 (loop devices?)" >&2; exit 2; }
+  echo "$mp"
+}
+
+# One column's workloads, under the label PASS:COLUMN. H: where its tree lives
+# (seen by the functions it calls).
 run_column() {  # pass column
-  local k="$1:$2"
+  local k="$1:$2" H=$WORK
+  [ "${FS_BENCH_FRESH_FS:-0}" = 1 ] && H=$(fresh_fs "$2")
+  mkdir -p "$H/native" "$H/back-$2"
   case $2 in
-    native) echo "[$1] native..." >&2; bench_target "$k" "$WORK/native" ;;
+    native) echo "[$1] native..." >&2; bench_target "$k" "$H/native" ;;
     bindfs)
       echo "[$1] bindfs..." >&2
-      bindfs --no-allow-other "$WORK/back-bindfs" "$WORK/mnt-bindfs"
+      bindfs --no-allow-other "$H/back-bindfs" "$WORK/mnt-bindfs"
       wait_mounted "$WORK/mnt-bindfs"
       bench_target "$k" "$WORK/mnt-bindfs"
       fusermount3 -u "$WORK/mnt-bindfs" ;;
@@ -250,7 +269,7 @@ run_column() {  # pass column
       [ "$2" = gateoff ] && bin=$GATEOFF_BIN
       [ "$2" = enosys ] && extra=(--xattr-enosys)
       echo "[$1] $2 ($(basename "$bin") ${extra[*]})..." >&2
-      "$bin" "$WORK/back-$2" "$WORK/mnt-$2" "${extra[@]}" >/dev/null & PIDS+=($!)
+      "$bin" "$H/back-$2" "$WORK/mnt-$2" "${extra[@]}" >/dev/null & PIDS+=($!)
       wait_mounted "$WORK/mnt-$2"
       bench_target "$k" "$WORK/mnt-$2"
       fusermount3 -u "$WORK/mnt-$2" ;;
@@ -258,12 +277,16 @@ run_column() {  # pass column
       local bin=$HP_BIN
       [ "$2" = hpnowb ] && bin=$HP_NOWB_BIN
       echo "[$1] $2 ($bin)..." >&2
-      "$bin" --foreground "$WORK/back-$2" "$WORK/mnt-$2" >/dev/null 2>&1 & PIDS+=($!)
+      "$bin" --foreground "$H/back-$2" "$WORK/mnt-$2" >/dev/null 2>&1 & PIDS+=($!)
       wait_mounted "$WORK/mnt-$2"
       bench_target "$k" "$WORK/mnt-$2"
       fusermount3 -u "$WORK/mnt-$2" ;;
     *) echo "unknown column $2" >&2; exit 2 ;;
   esac
+  if [ "$H" != "$WORK" ]; then  # its server may still be letting go of the tree
+    for _ in $(seq 50); do umount "$H" 2>/dev/null && break; sleep 0.1; done
+    rm -f "$WORK/img-$2"
+  fi
 }
 
 PASSES=${FS_BENCH_PASSES:-1}
@@ -281,8 +304,8 @@ KEYS="seqwrite:MiB/s:1 seqread:MiB/s:1 seqread_cached:MiB/s:1 randread:IOPS:1 ra
 create:s:0 stat:s:0 stat_warm:s:0 write_small:s:0 stat_written:s:0 stat_written_warm:s:0 rename:s:0
 unlink:s:0 untar:s:0 git:s:0 gitstatus_warm:s:0 lslR_warm:s:0 grep:s:0 grep_warm:s:0"
 for key in "${!R[@]}"; do echo "$key ${R[$key]}"; done >"$WORK/results"
-printf '\nsize=%s files=%s runtime=%ss passes=%s  kernel %s  load average %s at the start\n' "$SIZE" \
-  "$FILES" "$RUNTIME" "$PASSES" "$(uname -r)" "$LOAD_START"
+printf '\nsize=%s files=%s runtime=%ss passes=%s fresh_fs=%s  kernel %s  load average %s at the start\n' \
+  "$SIZE" "$FILES" "$RUNTIME" "$PASSES" "${FS_BENCH_FRESH_FS:-0}" "$(uname -r)" "$LOAD_START"
 python3 - "$WORK/results" "$PASSES" "$KEYS" "${LABELS[@]}" <<'PY'
 import statistics, sys
 path, passes, keys, labels = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
