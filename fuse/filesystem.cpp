@@ -55,7 +55,7 @@ Filesystem::Filesystem(int root_fd, gate::Gate& gate, report::Reporter& reporter
       cache_(std::make_unique<FdCache>(root_.fd.get(), root_.dev, fd_budget(),
                                        options.fd_cache_capacity)),
       table_(cache_.get()),
-      longrun_(root_.fd.get()),
+      longrun_(root_.fd.get(), options_.stable_names),
       parked_(options.ask_bound) {
   if (root_prefix_.empty() || root_prefix_[0] != '/') {
     throw std::runtime_error("cannot resolve the root's path through /proc/self/fd");

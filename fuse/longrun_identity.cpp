@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <string>
@@ -34,29 +35,23 @@ bool LongrunIdentity::protects(const struct stat& st) const {
   // A file with a single name is .longrun's only if reached through .longrun,
   // which the name check already covers.
   if (st.st_nlink <= 1 || !longrun_dir(&dev, &ino) || st.st_dev != dev) return false;
-  // Breadth-first over .longrun, one directory descriptor at a time.
+  return stable_ ? listed(st) : search(st);
+}
+
+bool LongrunIdentity::walk(const std::function<bool(int, const dirent&)>& visit) const {
   int top = ::openat(root_fd_, ".longrun", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (top < 0) return false;
   std::deque<int> dirs{top};
-  int seen = 0;
-  bool found = false;
-  while (!dirs.empty() && !found) {
+  bool stopped = false;
+  while (!dirs.empty() && !stopped) {
     DIR* stream = ::fdopendir(dirs.front());
     dirs.pop_front();
     if (!stream) continue;
     while (dirent* ent = ::readdir(stream)) {
       if (std::strcmp(ent->d_name, ".") == 0 || std::strcmp(ent->d_name, "..") == 0) continue;
-      if (++seen > kMaxScan) {
-        found = true;  // cannot tell: fail closed
+      if (!visit(::dirfd(stream), *ent)) {
+        stopped = true;
         break;
-      }
-      if (ent->d_ino == st.st_ino) {
-        struct stat es {};
-        if (::fstatat(::dirfd(stream), ent->d_name, &es, AT_SYMLINK_NOFOLLOW) == 0 &&
-            es.st_dev == st.st_dev && es.st_ino == st.st_ino) {
-          found = true;
-          break;
-        }
       }
       if (ent->d_type == DT_DIR) {
         int sub =
@@ -67,7 +62,48 @@ bool LongrunIdentity::protects(const struct stat& st) const {
     ::closedir(stream);
   }
   for (int fd : dirs) ::close(fd);
+  return stopped;
+}
+
+bool LongrunIdentity::search(const struct stat& st) const {
+  int seen = 0;
+  bool found = false;
+  walk([&](int dir_fd, const dirent& ent) {
+    if (++seen > kMaxScan) {
+      found = true;  // cannot tell: fail closed
+      return false;
+    }
+    if (ent.d_ino != st.st_ino) return true;
+    struct stat es {};
+    found = ::fstatat(dir_fd, ent.d_name, &es, AT_SYMLINK_NOFOLLOW) == 0 &&
+            es.st_dev == st.st_dev && es.st_ino == st.st_ino;
+    return !found;
+  });
   return found;
+}
+
+bool LongrunIdentity::listed(const struct stat& st) const {
+  std::lock_guard lock(list_mu_);
+  if (!list_taken_) {
+    list_whole_ = true;
+    walk([&](int dir_fd, const dirent& ent) {
+      if (ent.d_type == DT_DIR) return true;
+      struct stat es {};
+      if (::fstatat(dir_fd, ent.d_name, &es, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(es.st_mode)) {
+        list_whole_ = false;  // unreadable, or a directory the walk does not enter
+      } else if (es.st_nlink > 1) {
+        linked_.emplace_back(es.st_dev, es.st_ino);
+      }
+      return true;
+    });
+    std::sort(linked_.begin(), linked_.end());
+    list_taken_ = true;
+  }
+  // A list with a hole in it cannot say "not .longrun's": search instead.
+  if (!list_whole_) return search(st);
+  return std::binary_search(
+      linked_.begin(), linked_.end(),
+      Key{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)});
 }
 
 }  // namespace leasefs::fuse

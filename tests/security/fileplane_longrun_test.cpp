@@ -17,6 +17,7 @@ constexpr const char* kState = "{\"task\":\"t\"}\n";
 
 class LongrunAlias : public ::testing::Test {
  protected:
+  explicit LongrunAlias(fuse::FsOptions options = {}) : fs_(MountedFsOptions{options}) {}
   void SetUp() override {
     // Files the agent could write by mode and ownership: only the gate refuses.
     auto r =
@@ -87,6 +88,40 @@ TEST_F(LongrunAlias, SymlinksLeadBackToTheProtectedName) {
   fs_.grant();
   expect_unwritable("dirlink/state.json");
   expect_unwritable("src/filelink");
+  expect_longrun_intact();
+}
+
+// Mounted as the daemon mounts over the root with nobody inside
+// (FsOptions::stable_names): .longrun's hard-linked files are listed once.
+class LongrunAliasStable : public LongrunAlias {
+ protected:
+  LongrunAliasStable() : LongrunAlias(fuse::FsOptions{.stable_names = true}) {}
+  // `n` more files in .longrun, as a long session's journal leaves behind.
+  void fill_longrun(int n) {
+    ASSERT_TRUE(in_backing(fs_, "mkdir -p .longrun/journal/7 && cd .longrun/journal/7 && seq 1 " +
+                                    std::to_string(n) + " | sed 's/^/b/' | xargs touch")
+                    .ok());
+  }
+};
+
+// A journal past the listing's old bound (4,096 entries) made every file with
+// two names in the tree count as .longrun's: `ln` then a write was refused.
+TEST_F(LongrunAliasStable, AHardLinkInTheTreeStaysWritableWhenLongrunHoldsManyFiles) {
+  fill_longrun(5000);
+  fs_.grant();
+  EXPECT_TRUE(fs_.sh("echo one > src/a && ln src/a src/b && echo two >> src/b", kAgent).ok());
+  EXPECT_EQ(read_file(fs_.backing() + "/src/a"), "one\ntwo\n");
+}
+
+TEST_F(LongrunAliasStable, HardLinkMadeBeforeTheMountCannotBeWrittenWhenLongrunHoldsManyFiles) {
+  fill_longrun(5000);
+  ASSERT_TRUE(in_backing(fs_,
+                         "ln .longrun/state.json state-link && "
+                         "ln .longrun/audit.log src/audit-link")
+                  .ok());
+  fs_.grant();
+  expect_unwritable("state-link");
+  expect_unwritable("src/audit-link");
   expect_longrun_intact();
 }
 
