@@ -52,6 +52,8 @@ class DiskReserve {
     uint64_t reserve_bytes = 0;  // the ballast's size when held
     uint64_t free_bytes = 0;     // free on the file system, as of the last check
     uint64_t given_up = 0;       // times the ballast was emptied since the start
+
+    bool operator==(const Status&) const = default;
   };
   Status status() const noexcept;
 

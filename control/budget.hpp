@@ -40,11 +40,15 @@ struct BudgetCounters {
   std::atomic<uint64_t> rate{0};
   std::atomic<uint64_t> slow_lines{0};
 
+  // Member by member: an initializer list builds a two-element array per member
+  // first, and every status reads these.
   nlohmann::json to_json() const {
-    return {{"connections", connections.load()},
-            {"watch_streams", watchers.load()},
-            {"request_rate", rate.load()},
-            {"unfinished_lines", slow_lines.load()}};
+    nlohmann::json j = nlohmann::json::object();
+    j["connections"] = connections.load();
+    j["watch_streams"] = watchers.load();
+    j["request_rate"] = rate.load();
+    j["unfinished_lines"] = slow_lines.load();
+    return j;
   }
 };
 

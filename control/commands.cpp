@@ -57,6 +57,25 @@ json reply_for_current_exception(const json& id) {
   }
 }
 
+namespace {
+
+// What is left to send when even the error reply cannot be made (out of memory).
+constexpr const char* kNullLine = "null\n";
+
+Dispatcher::Outcome error_outcome(const json& id) {
+  return {protocol::to_line(reply_for_current_exception(id)), false};
+}
+
+}  // namespace
+
+json Result::take_value() && {
+  return text ? json::parse(*text) : std::move(value);
+}
+
+json Dispatcher::Outcome::reply() const {
+  return json::parse(line);
+}
+
 Dispatcher::Outcome Dispatcher::handle_line(std::string_view line,
                                             const gate::Actor& actor) noexcept {
   json id;  // null until the parser finds one
@@ -65,9 +84,9 @@ Dispatcher::Outcome Dispatcher::handle_line(std::string_view line,
     return dispatch(req, actor);
   } catch (...) {
     try {
-      return Outcome{reply_for_current_exception(id), false};
+      return error_outcome(id);
     } catch (...) {
-      return Outcome{json(), false};
+      return Outcome{kNullLine, false};
     }
   }
 }
@@ -77,7 +96,7 @@ Dispatcher::Outcome Dispatcher::dispatch(const protocol::Request& req,
   try {
     return answer(req, actor);
   } catch (...) {
-    return Outcome{json(), false};  // out of memory for the error reply itself
+    return Outcome{kNullLine, false};  // out of memory for the error reply itself
   }
 }
 
@@ -87,13 +106,11 @@ Dispatcher::Outcome Dispatcher::answer(const protocol::Request& req, const gate:
     if (!command) {
       throw Error(Errc::kUnknownCommand, "unknown command '" + req.cmd + "'");
     }
-    json reply = run(*command, req, actor);
-    bool stream = command->streams && reply.value("ok", false);
-    return Outcome{std::move(reply), stream};
+    return run(*command, req, actor);
   } catch (const base::WouldBlock&) {
     throw;
   } catch (...) {
-    return Outcome{reply_for_current_exception(req.id), false};
+    return error_outcome(req.id);
   }
 }
 
@@ -114,29 +131,41 @@ std::optional<Dispatcher::Outcome> Dispatcher::try_on_loop(std::string_view line
   }
 }
 
-json Dispatcher::run(const Command& command, const protocol::Request& req,
-                     const gate::Actor& actor) {
-  auto call = [&]() -> std::pair<json, bool> {
-    // Returns the reply (without id) and whether it may be remembered: refusals
-    // and results are final; storage and internal failures may go away on retry.
+Dispatcher::Outcome Dispatcher::run(const Command& command, const protocol::Request& req,
+                                    const gate::Actor& actor) {
+  // The handler's result, or its error reply (without id) and whether that may be
+  // remembered: refusals are final; storage and internal failures may go away on retry.
+  struct Answer {
+    std::optional<Result> result;
+    json error;
+    bool final = true;
+  };
+  auto call = [&]() -> Answer {
     try {
-      json result = command.handler(ctx_, req.args, actor);
+      Result result = command.handler(ctx_, req.args, actor);
       // Answered only once on disk, outside the service's lock (group commit).
       if (ctx_.service) ctx_.service->await_durable();
-      return {protocol::ok_reply(nullptr, std::move(result)), true};
+      return {std::move(result), nullptr, true};
     } catch (const base::WouldBlock&) {
       throw;
     } catch (...) {
       json reply = reply_for_current_exception(nullptr);
       auto c = errc_from_wire(reply["error"].value("code", ""));
-      return {std::move(reply), c != Errc::kMemoryError && c != Errc::kInternal};
+      return {std::nullopt, std::move(reply), c != Errc::kMemoryError && c != Errc::kInternal};
     }
+  };
+  auto outcome = [&](const json& reply) {
+    return Outcome{protocol::to_line(reply), command.streams && reply.value("ok", false)};
   };
 
   if (!command.mutating || !req.idempotency_key || !memo_) {
-    json reply = call().first;
-    reply["id"] = req.id;
-    return reply;
+    Answer a = call();
+    if (!a.result) {
+      a.error["id"] = req.id;
+      return outcome(a.error);
+    }
+    if (a.result->text) return {protocol::ok_reply_line(req.id, *a.result->text), command.streams};
+    return outcome(protocol::ok_reply(req.id, std::move(a.result->value)));
   }
 
   std::lock_guard lock(keyed_mu_);
@@ -157,10 +186,12 @@ json Dispatcher::run(const Command& command, const protocol::Request& req,
     json reply = std::move(seen->reply);
     reply["id"] = req.id;
     reply["replayed"] = true;
-    return reply;
+    return outcome(reply);
   }
-  auto [reply, final] = call();
-  if (final) {
+  Answer a = call();
+  json reply = a.result ? protocol::ok_reply(nullptr, std::move(*a.result).take_value())
+                        : std::move(a.error);
+  if (a.final) {
     try {
       memo_->remember(scoped, req.cmd, fingerprint, reply);
     } catch (const std::exception& e) {
@@ -168,7 +199,7 @@ json Dispatcher::run(const Command& command, const protocol::Request& req,
     }
   }
   reply["id"] = req.id;
-  return reply;
+  return outcome(reply);
 }
 
 std::string request_fingerprint(std::string_view cmd, const json& args) {

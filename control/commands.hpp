@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -15,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "control/status_reply.hpp"
 #include "gate/actor.hpp"
 #include "memory/audit_query.hpp"
 #include "protocol/request.hpp"
@@ -41,19 +43,32 @@ struct CommandContext {
   std::function<void()> flush_refusals;
   // The journal's diff and undo; null when the daemon keeps no journal.
   service::JournalUseCases* journal = nullptr;
+  // status's last reply text, with what it shows (shared by copies of the context).
+  std::shared_ptr<StatusReplies> status_replies = std::make_shared<StatusReplies>();
+};
+
+// What a handler answers: the result object, or its text already serialized by
+// base::json_text (status keeps its text while nothing it shows changes).
+struct Result {
+  Result(nlohmann::json v) : value(std::move(v)) {}
+  explicit Result(std::shared_ptr<const std::string> t) : text(std::move(t)) {}
+  // The result as a value (the text parsed, when that is what it holds).
+  nlohmann::json take_value() &&;
+
+  nlohmann::json value;                     // when text is null
+  std::shared_ptr<const std::string> text;  // one JSON document
 };
 
 // One handler per registry line, each in the file of its group
 // (control/commands_<group>.cpp): adding a command is a line in
 // protocol/command_list.def and its handle_<id>.
-#define LEASEFS_COMMAND(id, name, mutating, streams, summary)                 \
-  nlohmann::json handle_##id(CommandContext& ctx, const nlohmann::json& args, \
-                             const gate::Actor& actor);
+#define LEASEFS_COMMAND(id, name, mutating, streams, summary) \
+  Result handle_##id(CommandContext& ctx, const nlohmann::json& args, const gate::Actor& actor);
 #include "protocol/command_list.def"
 #undef LEASEFS_COMMAND
 
-using Handler = nlohmann::json (*)(CommandContext& ctx, const nlohmann::json& args,
-                                   const gate::Actor& actor);
+using Handler = Result (*)(CommandContext& ctx, const nlohmann::json& args,
+                           const gate::Actor& actor);
 
 struct Command {
   std::string_view name;
@@ -98,8 +113,10 @@ nlohmann::json reply_for_current_exception(const nlohmann::json& id);
 class Dispatcher {
  public:
   struct Outcome {
-    nlohmann::json reply;
+    std::string line;     // the reply as the wire carries it (protocol::to_line)
     bool stream = false;  // ok reply to a streaming command: start streaming after it
+    // The reply as a value (the line parsed): for the watch's ack, and tests.
+    nlohmann::json reply() const;
   };
 
   Dispatcher(CommandContext ctx, ReplyMemo* memo) : ctx_(std::move(ctx)), memo_(memo) {}
@@ -117,8 +134,7 @@ class Dispatcher {
  private:
   // dispatch() without its last catch: throws base::WouldBlock, and only that.
   Outcome answer(const protocol::Request& request, const gate::Actor& actor);
-  nlohmann::json run(const Command& command, const protocol::Request& request,
-                     const gate::Actor& actor);
+  Outcome run(const Command& command, const protocol::Request& request, const gate::Actor& actor);
 
   CommandContext ctx_;
   ReplyMemo* memo_;

@@ -4,7 +4,7 @@
 
 namespace leasefs::control {
 
-json handle_watch(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_watch(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("watch", args);
   const json* since = a.raw("since_ms");
   if (since && !since->is_number_integer()) {
@@ -24,7 +24,7 @@ json handle_watch(CommandContext& ctx, const json& args, const gate::Actor& acto
   return out;
 }
 
-json handle_audit_show(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_audit_show(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("audit.show", args);
   memory::AuditQuery q;
   q.turn = a.opt_count("turn");
@@ -41,7 +41,7 @@ json handle_audit_show(CommandContext& ctx, const json& args, const gate::Actor&
   return ctx.audit_select(q);
 }
 
-json handle_audit_verify(CommandContext& ctx, const json& args, const gate::Actor&) {
+Result handle_audit_verify(CommandContext& ctx, const json& args, const gate::Actor&) {
   Args a("audit.verify", args);
   a.finish();
   if (!ctx.audit_verify) throw Error(Errc::kInternal, "no audit log attached");

@@ -21,7 +21,7 @@ service::JournalUseCases& journal(CommandContext& ctx) {
 
 }  // namespace
 
-json handle_diff(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_diff(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("diff", args);
   service::DiffArgs d;
   d.turn = a.opt_count("turn");
@@ -31,7 +31,7 @@ json handle_diff(CommandContext& ctx, const json& args, const gate::Actor& actor
   return render(journal(ctx).diff(d, actor));
 }
 
-json handle_undo(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_undo(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("undo", args);
   service::UndoArgs u;
   auto turn = a.opt_count("turn");

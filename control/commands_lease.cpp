@@ -6,7 +6,7 @@
 
 namespace leasefs::control {
 
-json handle_grant(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_grant(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("grant", args);
   service::GrantArgs g;
   g.reason = a.str("reason");
@@ -43,14 +43,14 @@ json handle_grant(CommandContext& ctx, const json& args, const gate::Actor& acto
   return render(service(ctx).grant(g, actor));
 }
 
-json handle_revoke(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_revoke(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("revoke", args);
   auto id = a.opt_str("grant_id", kMaxIdArgBytes);
   a.finish();
   return render(service(ctx).revoke(id, actor));
 }
 
-json handle_request(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_request(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("request", args);
   service::RequestArgs r;
   r.reason = a.str("reason");
@@ -76,17 +76,17 @@ DecisionArgs decision_args(const char* command, const json& args) {
 
 }  // namespace
 
-json handle_approve(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_approve(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   const DecisionArgs d = decision_args("approve", args);
   return render(service(ctx).approve(d.id, d.reason, actor));
 }
 
-json handle_reject(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_reject(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   const DecisionArgs d = decision_args("reject", args);
   return render(service(ctx).reject(d.id, d.reason, actor));
 }
 
-json handle_ask(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_ask(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("ask", args);
   const std::string wait = a.str("wait", kMaxNameBytes);
   a.finish();

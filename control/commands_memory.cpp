@@ -5,7 +5,7 @@
 
 namespace leasefs::control {
 
-json handle_memory_search(CommandContext& ctx, const json& args, const gate::Actor&) {
+Result handle_memory_search(CommandContext& ctx, const json& args, const gate::Actor&) {
   Args a("memory.search", args);
   std::string query = a.str("query", kMaxNameBytes);
   uint64_t limit = a.opt_count("limit").value_or(10);
@@ -14,7 +14,7 @@ json handle_memory_search(CommandContext& ctx, const json& args, const gate::Act
   return render(service(ctx).memory_search(query, static_cast<size_t>(limit)));
 }
 
-json handle_memory_save(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_memory_save(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("memory.save", args);
   std::string title = a.str("title");
   std::string content = a.str("content", kMaxNoteBytes);

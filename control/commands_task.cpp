@@ -23,17 +23,18 @@ gate::TaskStatus status_arg(Args& a, const char* name, const std::string& text) 
 
 }  // namespace
 
-json handle_status(CommandContext& ctx, const json& args, const gate::Actor&) {
+Result handle_status(CommandContext& ctx, const json& args, const gate::Actor&) {
   Args a("status", args);
   a.finish();
   if (ctx.flush_refusals) ctx.flush_refusals();
-  json out = render(service(ctx).status());
-  if (ctx.control_stats) out["budget_refusals"] = ctx.control_stats();
-  if (ctx.journal) out["journal"] = render(ctx.journal->status());
-  return out;
+  StatusView view;
+  view.report = service(ctx).status();
+  if (ctx.control_stats) view.budget_refusals = ctx.control_stats();
+  if (ctx.journal) view.journal = ctx.journal->status();
+  return Result(ctx.status_replies->text(std::move(view)));
 }
 
-json handle_start(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_start(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("start", args);
   service::StartArgs s;
   s.description = a.str("description");
@@ -43,19 +44,19 @@ json handle_start(CommandContext& ctx, const json& args, const gate::Actor& acto
   return render(service(ctx).start(s, actor));
 }
 
-json handle_turn(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_turn(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("turn", args);
   a.finish();
   return render(service(ctx).turn(actor));
 }
 
-json handle_end_turn(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_end_turn(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("end-turn", args);
   a.finish();
   return render(service(ctx).end_turn(actor));
 }
 
-json handle_checkpoint(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_checkpoint(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("checkpoint", args);
   service::CheckpointArgs c;
   c.retry_pending = a.flag("retry_pending");
@@ -75,14 +76,14 @@ json handle_checkpoint(CommandContext& ctx, const json& args, const gate::Actor&
   return render(service(ctx).checkpoint(c, actor));
 }
 
-json handle_resume(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_resume(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("resume", args);
   auto id = a.opt_str("task_id", kMaxIdArgBytes);
   a.finish();
   return render(service(ctx).resume(id, actor));
 }
 
-json handle_transition(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+Result handle_transition(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("transition", args);
   gate::TaskStatus to = status_arg(a, "state", a.str("state", kMaxIdArgBytes));
   std::string reason = a.str_or("reason", "");

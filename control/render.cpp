@@ -110,6 +110,13 @@ json render(const service::StatusReport& r) {
   return out;
 }
 
+json render(const StatusView& v) {
+  json out = render(v.report);
+  if (!v.budget_refusals.is_null()) out["budget_refusals"] = v.budget_refusals;
+  if (v.journal) out["journal"] = render(*v.journal);
+  return out;
+}
+
 json render(const service::StartResult& r) {
   return {{"task", task_json(r.task)},
           {"access_mode", "read_only"},

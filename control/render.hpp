@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control/status_reply.hpp"
 #include "memory/audit_log.hpp"
 #include "service/results.hpp"
 
@@ -17,6 +18,7 @@ nlohmann::json hits_json(const std::vector<memory::SearchHit>& hits);
 nlohmann::json ask_json(const service::AskStatus& ask);
 
 nlohmann::json render(const service::StatusReport& report);
+nlohmann::json render(const StatusView& view);  // the report, the budgets, the journal
 nlohmann::json render(const service::StartResult& result);
 nlohmann::json render(const service::TurnResult& result);
 nlohmann::json render(const service::GrantResult& result);

@@ -308,9 +308,9 @@ struct Server::Impl {
     c->last_active = Clock::now();
     c->last_progress = c->last_active;
     if (outcome.stream) {
-      start_watch(c, outcome.reply);
+      start_watch(c, outcome);
     } else {
-      c->queue(protocol::to_line(outcome.reply));
+      c->queue(std::move(outcome.line));
     }
   }
 
@@ -355,19 +355,19 @@ struct Server::Impl {
 
   // Turns `c` into a watch stream after its ack, unless the watch streams'
   // budget refuses it: then `c` stays a connection and gets a `busy` reply.
-  void start_watch(Connection* c, const nlohmann::json& ack) {
+  void start_watch(Connection* c, Dispatcher::Outcome& ack) {
     std::string why;
     auto slot = budgets.take_watcher(c->actor, watchers, &why);
     if (!slot) {
       c->queue(protocol::to_line(
-          protocol::error_reply(ack.value("id", nlohmann::json()), Errc::kBusy, why)));
+          protocol::error_reply(ack.reply().value("id", nlohmann::json()), Errc::kBusy, why)));
       return;
     }
     c->slot = std::move(slot);  // and the connection's slot is given back
     --connections;
     ++watchers;
     c->stream = std::make_unique<WatchStream>(events, [this] { wake(); });
-    c->queue(protocol::to_line(ack));
+    c->queue(std::move(ack.line));
   }
 
   void pump_streams() {

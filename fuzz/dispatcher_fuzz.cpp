@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     line += "0";
     for (size_t i = depth; i-- > 0;) line += (i % 2) ? "}" : "]";
     line += "}}";
-    check(world.dispatcher->handle_line(line, person).reply);
+    check(world.dispatcher->handle_line(line, person).reply());
     return 0;
   }
   // One connection: lines in order; the actor of each line alternates by the
@@ -91,7 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string_view line = rest.substr(0, nl);
     const gate::Actor& who = (bits >> (n++ % 8)) & 1 ? person : agent;
     auto out = world.dispatcher->handle_line(line, who);
-    check(out.reply);
+    check(out.reply());
     if (nl == std::string_view::npos) break;
     rest.remove_prefix(nl + 1);
   }

@@ -21,6 +21,8 @@ struct Grant {
   int64_t issued_ms = 0;
   std::optional<int64_t> expires_ms;  // wall clock; none = until the turn ends
   std::string request_id;             // set when the grant came from an approved request
+
+  bool operator==(const Grant&) const = default;
 };
 
 }  // namespace leasefs::gate

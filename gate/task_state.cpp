@@ -77,31 +77,35 @@ Grant grant_from_json(const json& j) {
 }  // namespace
 
 json to_json(const TaskState& s) {
+  // Member by member, as to_json(Grant): every change of state is one of these.
   json history = json::array();
   for (const auto& t : s.history) {
-    history.push_back({{"from", to_string(t.from)},
-                       {"to", to_string(t.to)},
-                       {"reason", t.reason},
-                       {"at_ms", t.at_ms}});
+    json h = json::object();
+    h["from"] = to_string(t.from);
+    h["to"] = to_string(t.to);
+    h["reason"] = t.reason;
+    h["at_ms"] = t.at_ms;
+    history.push_back(std::move(h));
   }
   json grants = json::array();
   for (const auto& g : s.grants) grants.push_back(to_json(g));
-  json out = {{"schema_version", kStateSchemaVersion},
-              {"turn_index", s.turn_index},
-              {"grant_seq", s.grant_seq},
-              {"checkpoint_seq", s.checkpoint_seq},
-              {"task_id", s.task_id},
-              {"description", s.description},
-              {"done_when", s.done_when},
-              {"keywords", s.keywords},
-              {"status", to_string(s.status)},
-              {"current_step", s.current_step},
-              {"next_step", s.next_step},
-              {"last_checkpoint_id", s.last_checkpoint_id},
-              {"history", std::move(history)},
-              {"created_ms", s.created_ms},
-              {"updated_ms", s.updated_ms},
-              {"grants", std::move(grants)}};
+  json out = json::object();
+  out["schema_version"] = kStateSchemaVersion;
+  out["turn_index"] = s.turn_index;
+  out["grant_seq"] = s.grant_seq;
+  out["checkpoint_seq"] = s.checkpoint_seq;
+  out["task_id"] = s.task_id;
+  out["description"] = s.description;
+  out["done_when"] = s.done_when;
+  out["keywords"] = s.keywords;
+  out["status"] = to_string(s.status);
+  out["current_step"] = s.current_step;
+  out["next_step"] = s.next_step;
+  out["last_checkpoint_id"] = s.last_checkpoint_id;
+  out["history"] = std::move(history);
+  out["created_ms"] = s.created_ms;
+  out["updated_ms"] = s.updated_ms;
+  out["grants"] = std::move(grants);
   if (s.ask_ms) out["ask_ms"] = *s.ask_ms;
   return out;
 }

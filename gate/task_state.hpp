@@ -20,6 +20,8 @@ struct TransitionRecord {
   TaskStatus to = TaskStatus::kPending;
   std::string reason;
   int64_t at_ms = 0;
+
+  bool operator==(const TransitionRecord&) const = default;
 };
 
 struct TaskState {
@@ -49,6 +51,7 @@ struct TaskState {
   std::optional<int64_t> ask_ms;
 
   bool has_task() const noexcept { return !task_id.empty(); }
+  bool operator==(const TaskState&) const = default;
 };
 
 nlohmann::json to_json(const Grant& grant);

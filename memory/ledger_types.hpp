@@ -31,6 +31,8 @@ struct Request {
   std::string decision_reason;  // the approver's words; empty when none given
   std::int64_t created_ms = 0;
   std::int64_t decided_ms = 0;  // 0 while pending
+
+  bool operator==(const Request&) const = default;
 };
 
 struct GrantRecord {

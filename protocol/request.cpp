@@ -116,6 +116,16 @@ std::string to_line(const nlohmann::json& value) {
   return out;
 }
 
+std::string ok_reply_line(const nlohmann::json& id, std::string_view result_text) {
+  // ok_reply's object as json_text writes it: compact, its keys in order.
+  std::string out = "{\"id\":";
+  out += base::json_text(id);
+  out += ",\"ok\":true,\"result\":";
+  out += result_text;
+  out += "}\n";
+  return out;
+}
+
 void LineFramer::feed(std::string_view bytes) {
   while (!bytes.empty()) {
     auto nl = std::find(bytes.begin(), bytes.end(), '\n');

@@ -48,6 +48,9 @@ std::string json_type_name(const nlohmann::json& value);
 
 // One line of output: compact JSON, invalid UTF-8 replaced, newline appended.
 std::string to_line(const nlohmann::json& value);
+// to_line(ok_reply(id, result)) for a result already serialized by base::json_text
+// (`result_text`), without parsing it back.
+std::string ok_reply_line(const nlohmann::json& id, std::string_view result_text);
 
 // Splits a byte stream into lines of at most `max_bytes` (newline excluded).
 class LineFramer {

@@ -18,6 +18,8 @@ struct ForeignMount {
   std::string source;
   uid_t uid = 0;  // who made it (a FUSE mount's user_id=)
   int64_t seen_ms = 0;
+
+  bool operator==(const ForeignMount&) const = default;
 };
 
 }  // namespace leasefs::service

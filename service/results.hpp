@@ -27,12 +27,16 @@ struct AskStatus {
   bool on = false;
   bool set_by_task = false;  // else the mount's --ask
   size_t waiting = 0;        // operations parked on a person
+
+  bool operator==(const AskStatus&) const = default;
 };
 
 // A pending request of this turn, and whether an operation is parked on it.
 struct PendingRequest {
   memory::Request request;
   bool ask = false;
+
+  bool operator==(const PendingRequest&) const = default;
 };
 
 struct StatusReport {
@@ -54,6 +58,10 @@ struct StatusReport {
   std::vector<ForeignMount> foreign_mounts;  // mounts over the tree no approver made
   std::string state_error;                   // empty unless state.json could not be read
   std::string repair;                        // how to repair it, with state_error
+
+  // Every field: status's reply is reused only for a report equal to the one it
+  // was rendered from (control/status_reply.hpp), so a field added later is compared too.
+  bool operator==(const StatusReport&) const = default;
 };
 
 struct StartResult {
@@ -152,6 +160,8 @@ struct JournalStatus {
   uint64_t bytes = 0;
   size_t turns_kept = 0;
   std::vector<std::string> not_undoable;
+
+  bool operator==(const JournalStatus&) const = default;
 };
 
 }  // namespace leasefs::service

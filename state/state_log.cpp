@@ -132,11 +132,15 @@ void StateLog::append(uint64_t seq, nlohmann::json state, Sync sync) {
     done += static_cast<size_t>(n);
   }
   bytes_ += line.size();
+  // The syncer waits for a first record past durable_, then gathers until one is
+  // urgent: anything else it would wake for only to wait again (a context switch
+  // per turn in a loop of turns).
+  const bool idle = appended_ <= durable_;
   appended_ = std::max(appended_, seq);
   if (sync == Sync::kNow) {
     urgent_ = std::max(urgent_, seq);
   }
-  syncer_.wake();
+  if (idle || sync == Sync::kNow) syncer_.wake();
 }
 
 void StateLog::wait_durable(uint64_t seq) {

@@ -13,12 +13,16 @@ StatusFile::~StatusFile() {
 }
 
 void StatusFile::publish(std::string text) {
+  bool idle;
   {
     std::lock_guard lock(mu_);
+    // A writer with a text still to write takes the newest when its gathering
+    // ends: only an idle one needs waking.
+    idle = published_ == done_;
     text_ = std::move(text);
     ++published_;
   }
-  writer_.wake();
+  if (idle) writer_.wake();
 }
 
 void StatusFile::flush() {

@@ -67,7 +67,7 @@ class DispatcherTest : public ::testing::Test {
   }
 
   json run(const std::string& line, const gate::Actor& actor) {
-    return dispatcher_->handle_line(line, actor).reply;
+    return dispatcher_->handle_line(line, actor).reply();
   }
   json run(const std::string& cmd, json args, const gate::Actor& actor) {
     return run(json{{"id", 1}, {"cmd", cmd}, {"args", args}}.dump(), actor);
@@ -270,7 +270,7 @@ TEST_F(DispatcherTest, MemoryFailuresBecomeMemoryError) {
   CommandContext ctx;
   ctx.service = &service;
   Dispatcher d(ctx, &memo_);
-  auto r = d.handle_line(R"({"id":4,"cmd":"memory.search","args":{"query":"x"}})", agent_).reply;
+  auto r = d.handle_line(R"({"id":4,"cmd":"memory.search","args":{"query":"x"}})", agent_).reply();
   EXPECT_EQ(code(r), "memory_error");
   EXPECT_EQ(r["id"], 4);
   // Transient failures are not remembered: a retry may succeed.
@@ -286,7 +286,7 @@ TEST_F(DispatcherTest, AuditBreakIsAnError) {
     return json{{"ok", false}, {"message", "line 3 was edited"}, {"kind", "edited"}};
   };
   Dispatcher d(ctx, nullptr);
-  auto r = d.handle_line(R"({"id":1,"cmd":"audit.verify"})", agent_).reply;
+  auto r = d.handle_line(R"({"id":1,"cmd":"audit.verify"})", agent_).reply();
   EXPECT_EQ(code(r), "audit_broken");
   EXPECT_EQ(r["error"]["message"], "line 3 was edited");
 }
@@ -294,7 +294,7 @@ TEST_F(DispatcherTest, AuditBreakIsAnError) {
 TEST_F(DispatcherTest, WatchAsksToStream) {
   auto out = dispatcher_->handle_line(R"({"id":1,"cmd":"watch"})", agent_);
   EXPECT_TRUE(out.stream);
-  EXPECT_TRUE(out.reply.value("ok", false));
+  EXPECT_TRUE(out.reply().value("ok", false));
   EXPECT_FALSE(dispatcher_->handle_line(R"({"id":1,"cmd":"status"})", agent_).stream);
 }
 

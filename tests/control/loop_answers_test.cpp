@@ -44,11 +44,11 @@ class LoopAnswers : public ::testing::Test {
   // On the loop: the reply, or null when it was handed over.
   json on_loop(const std::string& text, const gate::Actor& actor) {
     auto outcome = dispatcher_->try_on_loop(text, actor);
-    return outcome ? outcome->reply : json();
+    return outcome ? outcome->reply() : json();
   }
   // On a worker, which may wait.
   json on_worker(const std::string& cmd, json args, const gate::Actor& actor) {
-    return dispatcher_->handle_line(line(cmd, std::move(args)), actor).reply;
+    return dispatcher_->handle_line(line(cmd, std::move(args)), actor).reply();
   }
   std::vector<std::string> pending_ids() {
     json reply = on_loop(line("status"), agent_);

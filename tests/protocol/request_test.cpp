@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.hpp"
+#include "base/json_text.hpp"
 #include "control/commands.hpp"
 #include "protocol/arg_text.hpp"
 #include "protocol/command_registry.hpp"
@@ -102,6 +103,21 @@ TEST(Replies, Shapes) {
 TEST(Replies, InvalidUtf8IsReplacedNotThrown) {
   auto err = protocol::error_reply(nullptr, Errc::kInternal, std::string("bad \xff byte"));
   EXPECT_NO_THROW(protocol::to_line(err));
+}
+
+// A result already serialized makes the same line as ok_reply with the result's value.
+TEST(Replies, AnOkReplyAroundAResultsTextIsTheSameLine) {
+  const std::vector<nlohmann::json> ids = {nullptr, 7, -1, 2.5, "a\"b\n\x1b", ""};
+  const std::vector<nlohmann::json> results = {
+      nlohmann::json::object(), {{"turn", 3}}, {{"z", {1, 2}}, {"a", "\u202e\xff"}}, nullptr, "x"};
+  for (const auto& id : ids) {
+    for (const auto& result : results) {
+      EXPECT_EQ(protocol::ok_reply_line(id, base::json_text(result)),
+                protocol::to_line(protocol::ok_reply(id, result)))
+          << id.dump() << " "
+          << result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+  }
 }
 
 TEST(LineFramer, SplitsLinesAcrossChunks) {

@@ -183,6 +183,30 @@ TEST(StateLog, I7_ARecordNobodyWaitsForIsSyncedAllTheSame) {
   EXPECT_TRUE(refused) << "no sync was attempted for records nobody waited for";
 }
 
+// The same, once the syncer has nothing left to do and sleeps: a record nobody
+// waits for wakes it (later ones, appended while it gathers, need not).
+TEST(StateLog, I7_ARecordNobodyWaitsForWakesAnIdleSyncer) {
+  TempDir root;
+  service::LongrunDir dir(root.fd(), root.path());
+  service::StateLog log(dir);
+  log.append(1, nlohmann::json{{"n", 1}});
+  log.wait_durable(1);  // the syncer is idle from here on
+  ::setenv("LEASEFS_FAILPOINT", "state_log.sync", 1);
+  log.append(2, nlohmann::json{{"n", 2}}, service::StateLog::Sync::kGathered);
+  bool refused = false;
+  for (uint64_t seq = 3; !refused && seq < 10'000; ++seq) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    try {
+      log.append(seq, nlohmann::json{{"n", seq}}, service::StateLog::Sync::kGathered);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "io_error");
+      refused = true;
+    }
+  }
+  ::unsetenv("LEASEFS_FAILPOINT");
+  EXPECT_TRUE(refused) << "the idle syncer was not woken for a record nobody waited for";
+}
+
 // A service over a real .longrun, with a task started and on disk.
 struct ServiceOnDisk {
   ServiceOnDisk() {
