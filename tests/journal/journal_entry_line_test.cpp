@@ -39,8 +39,7 @@ std::vector<Entry> varied_entries() {
   out.push_back(file);
 
   Entry odd = file;  // every string a name can hold that JSON escapes
-  odd.path =
-      std::string("d/\"quoted\"\\back\nline\ttab\x01\x1f/\xc3\xa9t\xc3\xa9/\xe2\x80\xa8");
+  odd.path = std::string("d/\"quoted\"\\back\nline\ttab\x01\x1f/\xc3\xa9t\xc3\xa9/\xe2\x80\xa8");
   odd.kind = EntryKind::kOther;
   odd.undoable = false;
   odd.why = "not a file, directory or symlink";
