@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <string>
@@ -42,11 +43,16 @@ bool LongrunIdentity::walk(const std::function<bool(int, const dirent&)>& visit)
   int top = ::openat(root_fd_, ".longrun", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (top < 0) return false;
   std::deque<int> dirs{top};
+  bool whole = true;
   bool stopped = false;
   while (!dirs.empty() && !stopped) {
     DIR* stream = ::fdopendir(dirs.front());
     dirs.pop_front();
-    if (!stream) continue;
+    if (!stream) {
+      whole = false;
+      continue;
+    }
+    errno = 0;
     while (dirent* ent = ::readdir(stream)) {
       if (std::strcmp(ent->d_name, ".") == 0 || std::strcmp(ent->d_name, "..") == 0) continue;
       if (!visit(::dirfd(stream), *ent)) {
@@ -56,13 +62,19 @@ bool LongrunIdentity::walk(const std::function<bool(int, const dirent&)>& visit)
       if (ent->d_type == DT_DIR) {
         int sub =
             ::openat(::dirfd(stream), ent->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) dirs.push_back(sub);
+        if (sub >= 0) {
+          dirs.push_back(sub);
+        } else {
+          whole = false;
+        }
       }
+      errno = 0;
     }
+    if (errno != 0) whole = false;  // readdir failed before the end
     ::closedir(stream);
   }
   for (int fd : dirs) ::close(fd);
-  return stopped;
+  return whole && !stopped;
 }
 
 bool LongrunIdentity::search(const struct stat& st) const {
@@ -85,22 +97,23 @@ bool LongrunIdentity::search(const struct stat& st) const {
 bool LongrunIdentity::listed(const struct stat& st) const {
   std::lock_guard lock(list_mu_);
   if (!list_taken_) {
-    list_whole_ = true;
-    walk([&](int dir_fd, const dirent& ent) {
+    std::vector<Key> linked;
+    bool whole = walk([&](int dir_fd, const dirent& ent) {
       if (ent.d_type == DT_DIR) return true;
       struct stat es {};
       if (::fstatat(dir_fd, ent.d_name, &es, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(es.st_mode)) {
-        list_whole_ = false;  // unreadable, or a directory the walk does not enter
-      } else if (es.st_nlink > 1) {
-        linked_.emplace_back(es.st_dev, es.st_ino);
+        return false;  // unreadable, or a directory the walk would not enter: not whole
       }
+      if (es.st_nlink > 1) linked.emplace_back(es.st_dev, es.st_ino);
       return true;
     });
-    std::sort(linked_.begin(), linked_.end());
+    // A list with a hole in it cannot say "not .longrun's": search this time,
+    // and list again next time.
+    if (!whole) return search(st);
+    std::sort(linked.begin(), linked.end());
+    linked_ = std::move(linked);
     list_taken_ = true;
   }
-  // A list with a hole in it cannot say "not .longrun's": search instead.
-  if (!list_whole_) return search(st);
   return std::binary_search(
       linked_.begin(), linked_.end(),
       Key{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)});

@@ -45,7 +45,8 @@ class LongrunIdentity {
 
   bool longrun_dir(dev_t* dev, ino_t* ino) const;
   // Calls `visit` with each directory descriptor and entry below .longrun,
-  // breadth-first, until it returns false; false if it stopped it.
+  // breadth-first, until it returns false. True when every entry was visited
+  // (every directory opened and read to its end, and `visit` never said stop).
   bool walk(const std::function<bool(int dir_fd, const dirent& ent)>& visit) const;
   bool search(const struct stat& st) const;  // not stable
   bool listed(const struct stat& st) const;  // stable
@@ -55,8 +56,7 @@ class LongrunIdentity {
   mutable std::atomic<bool> known_{false};
   mutable std::atomic<uint64_t> dev_{0}, ino_{0};
   mutable std::mutex list_mu_;
-  mutable bool list_taken_ = false;  // guarded by list_mu_, as the two below
-  mutable bool list_whole_ = false;  // false: a directory could not be read
+  mutable bool list_taken_ = false;  // guarded by list_mu_, as linked_
   mutable std::vector<Key> linked_;  // sorted: files below .longrun with several names
 };
 
