@@ -68,9 +68,16 @@ struct Runtime::Impl {
         journal->set_disk_reserve(&reserve);
         // Each entry's hash goes to the audit chain; one not undoable is said in watch.
         journal->set_listener([this](const journal::Entry& e) {
-          nlohmann::json ev = {{"type", "journal"},     {"turn", e.turn}, {"seq", e.seq},
-                               {"path", e.path},        {"kind", e.kind}, {"hash", e.hash},
-                               {"undoable", e.undoable}};
+          // Member by member, on every journal entry: an initializer list builds
+          // a two-element array per member first.
+          nlohmann::json ev = nlohmann::json::object();
+          ev["type"] = "journal";
+          ev["turn"] = e.turn;
+          ev["seq"] = e.seq;
+          ev["path"] = e.path;
+          ev["kind"] = e.kind;
+          ev["hash"] = e.hash;
+          ev["undoable"] = e.undoable;
           if (!e.why.empty()) ev["why"] = e.why;
           if (!e.origin.empty()) ev["origin"] = e.origin;
           bus.publish(std::move(ev));

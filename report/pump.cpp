@@ -314,10 +314,16 @@ json Pump::refusal_event(const Refusal& r) {
 }
 
 json Pump::allowed_event(const Allowed& a) {
-  json event = {{"type", "allowed"},   {"op", std::string(gate::op_name(a.op))},
-                {"path", a.path},      {"uid", a.caller.uid},
-                {"pid", a.caller.pid}, {"grant_id", a.grant_id},
-                {"count", a.count}};
+  // Member by member, on every allowed mutation: an initializer list builds a
+  // two-element array per member first.
+  json event = json::object();
+  event["type"] = "allowed";
+  event["op"] = gate::op_name(a.op);
+  event["path"] = a.path;
+  event["uid"] = a.caller.uid;
+  event["pid"] = a.caller.pid;
+  event["grant_id"] = a.grant_id;
+  event["count"] = a.count;
   if (!a.target.empty()) event["target"] = a.target;
   return event;
 }
