@@ -329,8 +329,13 @@ json Pump::allowed_event(const Allowed& a) {
 }
 
 json Pump::write_closed_event(const WriteClosed& c, uint64_t hash_limit_bytes) {
-  json event = {{"type", "write_closed"}, {"path", c.path},      {"bytes", c.bytes_written},
-                {"grant_id", c.grant_id}, {"pid", c.caller.pid}, {"uid", c.caller.uid}};
+  json event = json::object();  // member by member, as allowed_event
+  event["type"] = "write_closed";
+  event["path"] = c.path;
+  event["bytes"] = c.bytes_written;
+  event["grant_id"] = c.grant_id;
+  event["pid"] = c.caller.pid;
+  event["uid"] = c.caller.uid;
   if (!c.content) {
     event["sha256_skipped"] = "no_content";
     return event;
