@@ -41,8 +41,7 @@ TEST_P(JournalCrashWhileRecording, TheTreeStillRestores) {
   ASSERT_EQ(
       run_sh("cd " + root + " && printf 'v0\\n' > a.txt && mkdir d && echo x > d/x").exit_code, 0);
   mount_armed(GetParam());
-  ASSERT_EQ(run_sh("cp -a " + root + " " + base + "/before").exit_code, 0);
-  const std::string before = signature(base + "/before");
+  const std::string before = copy_before();
   const uint64_t t = leased_turn();
   // The first pre-image kills the daemon: the write it protects fails.
   RunResult w = sh("printf 'v1\\n' > a.txt");
@@ -77,8 +76,7 @@ INSTANTIATE_TEST_SUITE_P(Steps, JournalCrashWhileRecording,
 TEST_F(JournalCrash, ARenamesUnsyncedLinesAreWrittenBeforeItRuns) {
   ASSERT_EQ(run_sh("cd " + root + " && printf 'v0\\n' > a.txt && mkdir d").exit_code, 0);
   mount();
-  ASSERT_EQ(run_sh("cp -a " + root + " " + base + "/before").exit_code, 0);
-  const std::string before = signature(base + "/before");
+  const std::string before = copy_before();
   const uint64_t t = leased_turn();
   ASSERT_EQ(sh("mv a.txt d/b.txt && mv d/b.txt c.txt").exit_code, 0);
   const pid_t daemon = read_lock_pid(root + "/.longrun/lock");
@@ -100,8 +98,7 @@ TEST_P(JournalCrashDuringUndo, ASecondRunFinishesIt) {
                 .exit_code,
             0);
   mount_armed(GetParam());
-  ASSERT_EQ(run_sh("cp -a " + root + " " + base + "/before").exit_code, 0);
-  const std::string before = signature(base + "/before");
+  const std::string before = copy_before();
   const uint64_t t = leased_turn();
   ASSERT_EQ(sh("sed -i 's/two/TWO/' a.txt && rm -rf d && mv m m2 && echo new > m2/new && "
                "ln -sfn m2 l && chmod 600 a.txt")

@@ -15,8 +15,7 @@ class JournalUndo : public JournalTest {
   // Takes the copy, runs `script` in a leased turn, checks the diff mentions
   // each of `expect`, undoes the turn and compares.
   void round_trip(const std::string& script, const std::vector<std::string>& expect) {
-    ASSERT_EQ(run_sh("cp -a " + root + " " + base + "/before").exit_code, 0);
-    const std::string before = signature(base + "/before");
+    const std::string before = copy_before();
     const uint64_t turn = leased_turn();
     RunResult r = sh(script);
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -153,8 +152,7 @@ TEST_F(JournalUndo, FileTruncatedThroughAnFdOpenedBeforeTheTurn) {
     ::_exit(0);
   }
   children.push_back(writer);
-  ASSERT_EQ(run_sh("cp -a " + root + " " + base + "/before").exit_code, 0);
-  const std::string before = signature(base + "/before");
+  const std::string before = copy_before();
   const uint64_t turn = leased_turn();
   ASSERT_EQ(run_sh("touch " + base + "/go").exit_code, 0);
   int status = 0;

@@ -45,6 +45,16 @@ class JournalTest : public RootDaemonTest {
     return t.value("turn", uint64_t{0});
   }
   RunResult sh(const std::string& script) { return run_sh(script, in_root); }
+  // Copies the tree as it is now to base/before, and gives the copy's signature.
+  // Not .longrun, which the daemon writes while it is read and signature() leaves
+  // out anyway (a `cp -a` of the whole root failed once under ASan).
+  std::string copy_before() {
+    const std::string to = base + "/before";
+    RunResult r = run_sh("mkdir -p " + to + " && tar -C " + root +
+                         " --exclude=./.longrun -cf - . | tar -C " + to + " -xpf -");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return signature(to);
+  }
   // One line per entry under `dir` (not .longrun), sorted; hard links named by
   // the first path of their inode.
   static std::string signature(const std::string& dir) {
