@@ -6,15 +6,9 @@
 #include <map>
 
 #include "control/commands.hpp"
-#include "gate/gate.hpp"
-#include "memory/ledger.hpp"
 #include "memory/memory_error.hpp"
-#include "memory/sqlite_memory_store.hpp"
-#include "report/event_bus.hpp"
-#include "service/service.hpp"
-#include "state/longrun_dir.hpp"
-#include "state/state_store.hpp"
-#include "tests/support/runtime_harness.hpp"
+#include "tests/control/service_site.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::control {
 namespace {
@@ -54,14 +48,8 @@ class BrokenMemory : public memory::MemoryStore {
 class DispatcherTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_fd_.reset(::open(tmp_.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    dir_ = std::make_unique<service::LongrunDir>(root_fd_.get(), tmp_.path());
-    store_ = std::make_unique<service::StateStore>(*dir_);
-    memory_ = std::make_unique<memory::SqliteMemoryStore>(dir_->path("memory.db"));
-    ledger_ = std::make_unique<memory::Ledger>(dir_->path("memory.db"));
-    service_ = std::make_unique<service::Service>(*store_, *memory_, ledger_.get(), gate_, bus_);
     CommandContext ctx;
-    ctx.service = service_.get();
+    ctx.service = service_;
     ctx.audit_verify = [] { return json{{"ok", true}, {"records", 0}}; };
     dispatcher_ = std::make_unique<Dispatcher>(ctx, &memo_);
   }
@@ -79,15 +67,9 @@ class DispatcherTest : public ::testing::Test {
   gate::Actor agent_{100, 1000, 1000, false};
   gate::Actor person_{200, 0, 0, true};
 
-  test::TempDir tmp_;
-  base::UniqueFd root_fd_;
-  std::unique_ptr<service::LongrunDir> dir_;
-  std::unique_ptr<service::StateStore> store_;
-  std::unique_ptr<memory::SqliteMemoryStore> memory_;
-  std::unique_ptr<memory::Ledger> ledger_;
-  gate::Gate gate_;
-  report::EventBus bus_;
-  std::unique_ptr<service::Service> service_;
+  ServiceSite site_;  // first: the dispatcher below is let go before it
+  service::Service* const service_ = &site_.service;
+  report::EventBus& bus_ = site_.bus;
   MapMemo memo_;
   std::unique_ptr<Dispatcher> dispatcher_;
 };
@@ -281,7 +263,7 @@ TEST_F(DispatcherTest, MemoryFailuresBecomeMemoryError) {
 
 TEST_F(DispatcherTest, AuditBreakIsAnError) {
   CommandContext ctx;
-  ctx.service = service_.get();
+  ctx.service = service_;
   ctx.audit_verify = [] {
     return json{{"ok", false}, {"message", "line 3 was edited"}, {"kind", "edited"}};
   };

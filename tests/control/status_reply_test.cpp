@@ -4,7 +4,6 @@
 // on the loop as on a worker.
 #include "control/status_reply.hpp"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -17,13 +16,7 @@
 #include "base/json_text.hpp"
 #include "control/commands.hpp"
 #include "control/render.hpp"
-#include "gate/gate.hpp"
-#include "memory/ledger.hpp"
-#include "memory/sqlite_memory_store.hpp"
-#include "report/event_bus.hpp"
-#include "service/service.hpp"
-#include "state/longrun_dir.hpp"
-#include "state/state_store.hpp"
+#include "tests/control/service_site.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace leasefs::control {
@@ -225,15 +218,9 @@ TEST(StatusReplies, ConcurrentRequestsEachGetTheirViewsText) {
 class StatusAfterEachChange : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_fd_.reset(::open(tmp_.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    dir_ = std::make_unique<service::LongrunDir>(root_fd_.get(), tmp_.path());
-    store_ = std::make_unique<service::StateStore>(*dir_);
-    memory_ = std::make_unique<memory::SqliteMemoryStore>(dir_->path("memory.db"));
-    ledger_ = std::make_unique<memory::Ledger>(dir_->path("memory.db"));
-    service_ = std::make_unique<service::Service>(*store_, *memory_, ledger_.get(), gate_, bus_);
     service_->set_file_plane_status([this] { return json{{"inodes", inodes_.load()}}; });
     CommandContext ctx;
-    ctx.service = service_.get();
+    ctx.service = service_;
     ctx.control_stats = [this] { return json{{"connections", refused_.load()}}; };
     dispatcher_ = std::make_unique<Dispatcher>(ctx, nullptr);
   }
@@ -266,15 +253,9 @@ class StatusAfterEachChange : public ::testing::Test {
   std::atomic<uint64_t> inodes_{1};
   std::atomic<uint64_t> refused_{0};
 
-  test::TempDir tmp_;
-  base::UniqueFd root_fd_;
-  std::unique_ptr<service::LongrunDir> dir_;
-  std::unique_ptr<service::StateStore> store_;
-  std::unique_ptr<memory::SqliteMemoryStore> memory_;
-  std::unique_ptr<memory::Ledger> ledger_;
-  gate::Gate gate_;
-  report::EventBus bus_;
-  std::unique_ptr<service::Service> service_;
+  ServiceSite site_;  // first: the dispatcher below is let go before it
+  service::Service* const service_ = &site_.service;
+  const test::TempDir& tmp_ = site_.tmp;
   std::unique_ptr<Dispatcher> dispatcher_;
 };
 
