@@ -138,16 +138,18 @@ FdCache::FdCache(int root_fd, dev_t dev, FdBudget& budget, size_t capacity)
   if (id_ == 0) throw std::runtime_error("too many file systems served by one process");
   if (!mount_fd_) handles_ok_.store(false);  // every inode keeps its fd then
   budget_.set_reclaimer([this] {
+    Closing closing(budget_);
     std::lock_guard lock(mu_);
-    return evict_locked(open_ > 0 ? open_ - 1 : 0);
+    return evict_locked(open_ > 0 ? open_ - 1 : 0, closing);
   });
 }
 
 FdCache::~FdCache() {
   budget_.set_reclaimer(nullptr);
   {
+    Closing closing(budget_);
     std::lock_guard lock(mu_);
-    evict_locked(0);
+    evict_locked(0, closing);
   }
   std::lock_guard lock(g_caches_mu);
   g_caches[id_].store(nullptr, std::memory_order_release);
@@ -199,12 +201,13 @@ void FdCache::attach_locked(const InodeFd& inode, int fd) {
 }
 
 bool FdCache::same_file(const InodeFd& inode, base::UniqueFd& fd) {
+  Closing closing(budget_);
   std::lock_guard lock(mu_);
   if (inode.mode_ != InodeFd::kCached || inode.fd_or_slot_ >= 0) return true;
   HandleBuf buf{};
   if (!handle_of_fd(fd.get(), buf) || !inode.same_handle(buf.fh)) return false;
   // Same file, evicted: the fresh fd saves a reopen.
-  if (take_slot_locked()) attach_locked(inode, fd.release());
+  if (take_slot_locked(closing)) attach_locked(inode, fd.release());
   return true;
 }
 
@@ -213,15 +216,31 @@ FdCache::Stats FdCache::stats() const {
   return Stats{open_, capacity_, kept_, hits_, misses_, evictions_};
 }
 
-bool FdCache::evict_locked(size_t target) noexcept {
+FdCache::Closing::~Closing() {
+  for (size_t i = 0; i < n_; ++i) {
+    ::close(fds_[i]);
+    budget_.give_back();
+  }
+}
+
+void FdCache::Closing::add(int fd) noexcept {
+  if (n_ < fds_.size()) {
+    fds_[n_++] = fd;
+    return;
+  }
+  ::close(fd);
+  budget_.give_back();
+}
+
+bool FdCache::evict_locked(size_t target, Closing& closing) noexcept {
   bool any = false;
   while (open_ > target && lru_head_ != kNil) {
-    if (evict_slot_locked(lru_head_)) any = true;
+    if (evict_slot_locked(lru_head_, closing)) any = true;
   }
   return any;
 }
 
-bool FdCache::evict_slot_locked(uint32_t s) noexcept {
+bool FdCache::evict_slot_locked(uint32_t s, Closing& closing) noexcept {
   lru_unlink_locked(s);
   const InodeFd* victim = slots_[s].owner;
   const int fd = slots_[s].fd;
@@ -248,19 +267,20 @@ bool FdCache::evict_slot_locked(uint32_t s) noexcept {
       return false;
     }
   }
-  ::close(fd);
+  closing.add(fd);
   victim->fd_or_slot_ = -1;
   ++evictions_;
-  budget_.give_back();
   return true;
 }
 
 size_t FdCache::release_deleted() noexcept {
   // In batches, so that the lock every operation takes is never held for long
-  // (an fstat of an open fd does not reach the disk).
-  constexpr size_t kBatch = 512;
+  // (an fstat of an open fd does not reach the disk; the closes, which free the
+  // files' blocks, come after each batch's unlock).
+  constexpr size_t kBatch = Closing::kCapacity;
   size_t released = 0;
   for (size_t from = 0;; from += kBatch) {
+    Closing closing(budget_);
     std::lock_guard lock(mu_);
     if (from >= slots_.size()) break;
     const size_t to = std::min(slots_.size(), from + kBatch);
@@ -269,23 +289,24 @@ size_t FdCache::release_deleted() noexcept {
       if (!slot.owner || !slot.in_lru) continue;  // free, or pinned by a call in progress
       struct stat st {};
       if (::fstat(slot.fd, &st) != 0 || st.st_nlink != 0) continue;
-      if (evict_slot_locked(static_cast<uint32_t>(s))) ++released;
+      if (evict_slot_locked(static_cast<uint32_t>(s), closing)) ++released;
     }
   }
   return released;
 }
 
-bool FdCache::take_slot_locked() noexcept {
-  if (open_ >= capacity_) evict_locked(capacity_ - 1);
+bool FdCache::take_slot_locked(Closing& closing) noexcept {
+  if (open_ >= capacity_) evict_locked(capacity_ - 1, closing);
   while (!budget_.try_take()) {
-    if (!evict_locked(open_ > 0 ? open_ - 1 : 0)) return false;
+    if (!evict_locked(open_ > 0 ? open_ - 1 : 0, closing)) return false;
   }
   return true;
 }
 
 void FdCache::adopt(const InodeFd& inode, base::UniqueFd fd) {
+  Closing closing(budget_);
   std::lock_guard lock(mu_);
-  if (!take_slot_locked()) {
+  if (!take_slot_locked(closing)) {
     // No room: keep only the handle (the fd closes here), or fail.
     HandleBuf buf{};
     if (!handle_of_fd(fd.get(), buf)) {
@@ -299,8 +320,9 @@ void FdCache::adopt(const InodeFd& inode, base::UniqueFd fd) {
 }
 
 void FdCache::keep(base::UniqueFd& fd) {
+  Closing closing(budget_);
   std::lock_guard lock(mu_);
-  if (!take_slot_locked()) {
+  if (!take_slot_locked(closing)) {
     budget_.note_refused();
     throw_errno(EMFILE, "no descriptor left for an inode without a file handle");
   }
@@ -309,21 +331,21 @@ void FdCache::keep(base::UniqueFd& fd) {
 }
 
 void FdCache::forget(const InodeFd& inode) noexcept {
+  Closing closing(budget_);
   std::lock_guard lock(mu_);
   if (inode.fd_or_slot_ < 0) return;
   if (inode.mode_ == InodeFd::kKept) {
-    ::close(inode.fd_or_slot_);
+    closing.add(inode.fd_or_slot_);
     --kept_;
   } else {
     const auto s = static_cast<uint32_t>(inode.fd_or_slot_);
     lru_unlink_locked(s);
-    ::close(slots_[s].fd);
+    closing.add(slots_[s].fd);
     slots_[s] = Slot{};
     free_.push_back(s);
     --open_;
   }
   inode.fd_or_slot_ = -1;
-  budget_.give_back();
 }
 
 PinnedFd FdCache::pin(const InodeFd& inode) {
@@ -348,8 +370,9 @@ PinnedFd FdCache::pin(const InodeFd& inode) {
   base::UniqueFd fd(::open_by_handle_at(mount_fd_.get(), &handle.fh, O_PATH | O_CLOEXEC));
   if (!fd && (errno == EMFILE || errno == ENFILE)) {
     {
+      Closing closing(budget_);
       std::lock_guard lock(mu_);
-      evict_locked(open_ > 0 ? open_ - 1 : 0);
+      evict_locked(open_ > 0 ? open_ - 1 : 0, closing);
     }
     fd.reset(::open_by_handle_at(mount_fd_.get(), &handle.fh, O_PATH | O_CLOEXEC));
   }
@@ -358,9 +381,10 @@ PinnedFd FdCache::pin(const InodeFd& inode) {
     if (err == EMFILE || err == ENFILE) budget_.note_refused();
     throw_errno(err, "reopen an inode by its handle");
   }
+  Closing closing(budget_);
   std::lock_guard lock(mu_);
   if (inode.fd_or_slot_ < 0) {
-    if (!take_slot_locked()) {
+    if (!take_slot_locked(closing)) {
       budget_.note_refused();
       throw_errno(EMFILE, "no descriptor left for the inode cache");
     }
@@ -374,11 +398,12 @@ PinnedFd FdCache::pin(const InodeFd& inode) {
 }
 
 void FdCache::unpin(const InodeFd& inode) noexcept {
+  Closing closing(budget_);
   std::lock_guard lock(mu_);
   const auto s = static_cast<uint32_t>(inode.fd_or_slot_);
   if (--slots_[s].pins > 0) return;
   lru_push_locked(s);
-  if (open_ > capacity_) evict_locked(capacity_);
+  if (open_ > capacity_) evict_locked(capacity_, closing);
 }
 
 }  // namespace leasefs::fuse

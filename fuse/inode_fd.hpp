@@ -26,6 +26,7 @@
 #include <fcntl.h>  // struct file_handle
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -154,17 +155,37 @@ class FdCache {
     bool in_lru = false;
   };
 
+  // Descriptors let go of under mu_, closed (and given back to the budget) once
+  // it is released: the last close of a deleted file frees its blocks, which
+  // must not hold up every operation waiting for the lock. Declared before the
+  // lock's guard, so that it closes after the unlock.
+  class Closing {
+   public:
+    explicit Closing(FdBudget& budget) noexcept : budget_(budget) {}
+    ~Closing();
+    Closing(const Closing&) = delete;
+    Closing& operator=(const Closing&) = delete;
+    // Queues `fd`; when the queue is full it is closed at once, lock or not.
+    void add(int fd) noexcept;
+    static constexpr size_t kCapacity = 64;
+
+   private:
+    FdBudget& budget_;
+    std::array<int, kCapacity> fds_;
+    size_t n_ = 0;
+  };
+
   static FdCache* registered(uint16_t id) noexcept;
   PinnedFd pin(const InodeFd& inode);
   void unpin(const InodeFd& inode) noexcept;
-  // With mu_ held: closes least recently used unpinned fds until `open_ <= target`.
-  // Returns false when none could be closed.
-  bool evict_locked(size_t target) noexcept;
-  // With mu_ held: closes unpinned slot `s` (its handle kept); false when the
+  // With mu_ held: lets go of least recently used unpinned fds until
+  // `open_ <= target`. Returns false when none could be let go of.
+  bool evict_locked(size_t target, Closing& closing) noexcept;
+  // With mu_ held: lets go of unpinned slot `s` (its handle kept); false when the
   // inode has no handle and keeps its fd instead.
-  bool evict_slot_locked(uint32_t s) noexcept;
+  bool evict_slot_locked(uint32_t s, Closing& closing) noexcept;
   // With mu_ held: one budget slot, evicting if the budget is spent.
-  bool take_slot_locked() noexcept;
+  bool take_slot_locked(Closing& closing) noexcept;
   // With mu_ held, a budget slot taken: `fd` becomes `inode`'s, at the LRU's end.
   void attach_locked(const InodeFd& inode, int fd);
   void lru_push_locked(uint32_t s) noexcept;

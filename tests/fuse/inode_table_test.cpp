@@ -172,6 +172,46 @@ TEST_F(InodeTableTest, ReleaseDeletedClosesOnlyTheFdsOfFilesWithNoNameLeft) {
   table.forget(kept_inode, 1);
 }
 
+// Descriptors the cache lets go of are closed after its lock is released, in
+// batches: every one of them is closed and given back to the budget all the
+// same, through eviction, the deleted-file sweep (more than one batch) and forget.
+TEST_F(InodeTableTest, EveryDescriptorLetGoOfIsClosedAndGivenBack) {
+  constexpr int kFiles = 150;
+  constexpr size_t kCapacity = 100;
+  FdBudget budget(1 << 16);
+  Opened root = open_path(dir_.path());
+  FdCache cache(root.fd.get(), root.st.st_dev, budget, kCapacity);
+  InodeTable table(&cache);
+  const size_t fds_before = fuse::count_open_fds();
+  std::vector<Inode*> inodes;
+  for (int i = 0; i < kFiles; ++i) {
+    touch(path(i));
+    Opened o = open_path(path(i));
+    inodes.push_back(table.acquire(std::move(o.fd), o.st, false));
+  }
+  EXPECT_EQ(cache.stats().open, kCapacity);
+  EXPECT_EQ(cache.stats().evictions, kFiles - kCapacity);
+  EXPECT_EQ(budget.in_use(), kCapacity);
+  EXPECT_EQ(fuse::count_open_fds(), fds_before + kCapacity);
+
+  for (int i = 0; i < kFiles; ++i) ASSERT_EQ(::unlink(path(i).c_str()), 0);
+  EXPECT_EQ(cache.release_deleted(), kCapacity);
+  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(fuse::count_open_fds(), fds_before);
+  for (Inode* inode : inodes) table.forget(inode, 1);
+  inodes.clear();
+
+  for (int i = 0; i < 10; ++i) {
+    touch(path(i));
+    Opened o = open_path(path(i));
+    inodes.push_back(table.acquire(std::move(o.fd), o.st, false));
+  }
+  EXPECT_EQ(budget.in_use(), 10u);
+  for (Inode* inode : inodes) table.forget(inode, 1);
+  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(fuse::count_open_fds(), fds_before);
+}
+
 TEST_F(InodeTableTest, WithoutACacheEveryInodeKeepsItsFd) {
   InodeTable table;
   touch(path(0));
