@@ -54,12 +54,14 @@ void AuditWriter::run() {
   nlohmann::json lost_types = nlohmann::json::object();
   std::string lost_why;
   bool lose_next = base::failpoint_armed("audit.lose_batch");
+  Clock::time_point previous{};  // long ago: the first batch waits kGather only
   while (true) {
     auto event = queue_->pop(std::chrono::milliseconds(500));
     if (!event) {
       if (queue_->closed()) break;
       continue;
     }
+    const Clock::time_point first = Clock::now();
     batch.clear();
     if (lost > 0) {
       batch.emplace_back(nlohmann::json{{"type", "audit_lost"},
@@ -77,11 +79,16 @@ void AuditWriter::run() {
       }
     };
     take_queued();
-    // A full batch goes at once: under a flood the wait would only slow the writer.
-    if (batch.size() < kMaxBatch && !queue_->closed()) {
-      std::this_thread::sleep_for(kGather);
+    // A full batch goes at once: under a flood the wait would only slow the
+    // writer (and publishers wait once the queue is full). Stopping goes at once.
+    const Clock::time_point at = append_at(first, previous);
+    while (batch.size() < kMaxBatch && !queue_->closed()) {
+      const Clock::time_point now = Clock::now();
+      if (now >= at) break;
+      std::this_thread::sleep_for(std::min<Clock::duration>(at - now, kGather));
       take_queued();
     }
+    previous = Clock::now();
     try {
       if (std::exchange(lose_next, false)) {
         throw std::runtime_error("failpoint audit.lose_batch");

@@ -2,15 +2,18 @@
 // (a lossless subscriber, so nothing is missed: publishing waits while it is
 // full) and appends them to memory/audit_log in batches.
 //
-// A batch is what has queued up within kGather of the first event (one write,
-// one sync; at once when kMaxBatch are already waiting): a burst of events (a
-// leased `git checkout` or an untar closing thousands of files) costs a sync per
-// 10 ms, not one per file. A batch that cannot be appended is not forgotten: the
+// A batch is one write and one sync. The first event after a quiet spell waits
+// kGather for company; in a burst, batches begin at least kSyncEvery apart (at
+// once when kMaxBatch are waiting): the log's fdatasync commits the backing file
+// system's journal, and on ext4 every rename, create and unlink in the tree
+// waits on that commit, so a leased `git checkout` or untar pays for ten syncs
+// a second, not a hundred. A batch that cannot be appended is not forgotten: the
 // next one begins with an "audit_lost" record saying how many events of which
 // types were lost and why, which `audit verify` reports. The failpoint
 // "audit.lose_batch" loses the first batch, to test exactly that.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -25,8 +28,17 @@ namespace leasefs::report {
 class AuditWriter {
  public:
   static constexpr size_t kQueueCapacity = 8192;
-  static constexpr size_t kMaxBatch = 512;
+  static constexpr size_t kMaxBatch = 2048;
   static constexpr std::chrono::milliseconds kGather{10};
+  static constexpr std::chrono::milliseconds kSyncEvery{100};
+  using Clock = std::chrono::steady_clock;
+
+  // When a batch whose first event came at `first` is appended, the previous
+  // batch having been appended at `previous`: kGather after `first`, and not
+  // before kSyncEvery after `previous`.
+  static Clock::time_point append_at(Clock::time_point first, Clock::time_point previous) {
+    return std::max(first + kGather, previous + kSyncEvery);
+  }
   static constexpr std::chrono::milliseconds kFullDiskRetry{100};
   static constexpr int kFullDiskRetries = 20;
 
