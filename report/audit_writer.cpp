@@ -54,7 +54,8 @@ void AuditWriter::run() {
   nlohmann::json lost_types = nlohmann::json::object();
   std::string lost_why;
   bool lose_next = base::failpoint_armed("audit.lose_batch");
-  Clock::time_point previous{};  // long ago: the first batch waits kGather only
+  using Clock = base::BatchPacing::Clock;
+  Clock::time_point previous{};  // long ago: the first batch waits kPacing.gather only
   while (true) {
     auto event = queue_->pop(std::chrono::milliseconds(500));
     if (!event) {
@@ -81,11 +82,11 @@ void AuditWriter::run() {
     take_queued();
     // A full batch goes at once: under a flood the wait would only slow the
     // writer (and publishers wait once the queue is full). Stopping goes at once.
-    const Clock::time_point at = append_at(first, previous);
+    const Clock::time_point at = kPacing.due(first, previous);
     while (batch.size() < kMaxBatch && !queue_->closed()) {
       const Clock::time_point now = Clock::now();
       if (now >= at) break;
-      std::this_thread::sleep_for(std::min<Clock::duration>(at - now, kGather));
+      std::this_thread::sleep_for(std::min<Clock::duration>(at - now, kPacing.gather));
       take_queued();
     }
     previous = Clock::now();

@@ -2,23 +2,21 @@
 // (a lossless subscriber, so nothing is missed: publishing waits while it is
 // full) and appends them to memory/audit_log in batches.
 //
-// A batch is one write and one sync. The first event after a quiet spell waits
-// kGather for company; in a burst, batches begin at least kSyncEvery apart (at
-// once when kMaxBatch are waiting): the log's fdatasync commits the backing file
-// system's journal, and on ext4 every rename, create and unlink in the tree
-// waits on that commit, so a leased `git checkout` or untar pays for ten syncs
-// a second, not a hundred. A batch that cannot be appended is not forgotten: the
+// A batch is one write and one sync, paced by kPacing (base/batch_pacing.hpp),
+// or at once when kMaxBatch events are waiting: a leased `git checkout` or untar
+// closing thousands of files pays for ten syncs a second, not one per file or a
+// hundred. A batch that cannot be appended is not forgotten: the
 // next one begins with an "audit_lost" record saying how many events of which
 // types were lost and why, which `audit verify` reports. The failpoint
 // "audit.lose_batch" loses the first batch, to test exactly that.
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <memory>
 #include <thread>
 
+#include "base/batch_pacing.hpp"
 #include "base/disk_reserve.hpp"
 #include "memory/audit_log.hpp"
 #include "report/event_bus.hpp"
@@ -29,16 +27,9 @@ class AuditWriter {
  public:
   static constexpr size_t kQueueCapacity = 8192;
   static constexpr size_t kMaxBatch = 2048;
-  static constexpr std::chrono::milliseconds kGather{10};
-  static constexpr std::chrono::milliseconds kSyncEvery{100};
-  using Clock = std::chrono::steady_clock;
-
-  // When a batch whose first event came at `first` is appended, the previous
-  // batch having been appended at `previous`: kGather after `first`, and not
-  // before kSyncEvery after `previous`.
-  static Clock::time_point append_at(Clock::time_point first, Clock::time_point previous) {
-    return std::max(first + kGather, previous + kSyncEvery);
-  }
+  // 10 ms after the first event of a quiet spell; in a burst, 100 ms apart.
+  static constexpr base::BatchPacing kPacing{std::chrono::milliseconds(10),
+                                             std::chrono::milliseconds(100)};
   static constexpr std::chrono::milliseconds kFullDiskRetry{100};
   static constexpr int kFullDiskRetries = 20;
 

@@ -171,12 +171,16 @@ uint64_t StateLog::size_bytes() const {
 }
 
 void StateLog::sync_loop() {
+  using Clock = base::BatchPacing::Clock;
+  Clock::time_point previous{};  // long ago: the first sync waits kPacing.gather only
   std::unique_lock lock(mu_);
   for (;;) {
     syncer_.wait(lock, [&] { return appended_ > durable_ && failed_ == 0; });
     if (failed_ != 0 || appended_ <= durable_) return;  // stopping, nothing left to sync
-    syncer_.wait_for(lock, kGather, [&] { return urgent_ > durable_; });
+    syncer_.wait_until(lock, kPacing.due(Clock::now(), previous),
+                       [&] { return urgent_ > durable_; });
     const uint64_t target = appended_;
+    previous = Clock::now();
     lock.unlock();
     // One fdatasync for every record appended so far: the group commit.
     const int rc = base::failpoint_armed("state_log.sync") ? -1 : ::fdatasync(fd_);

@@ -8,9 +8,10 @@
 // appended so far durable with one fdatasync, however many commands wrote records
 // meanwhile, and wait_durable() waits for the one that covers a record. A record
 // nobody will wait for (a revocation: a restart revokes every lease anyway) lets
-// the syncer gather for kGather first, so that turns in a loop cost one sync per
-// kGather, not one each, and leave the journal to the appends; any record or
-// wait that is urgent ends the gathering at once.
+// the syncer gather, paced by kPacing (base/batch_pacing.hpp: 10 ms after a
+// quiet spell, 100 ms apart in a burst), so that turns in a loop cost ten syncs
+// a second, not one each, and leave the disk to the appends; any record or wait
+// that is urgent ends the gathering at once.
 #pragma once
 
 #include <chrono>
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/batch_pacing.hpp"
 #include "base/worker_thread.hpp"
 #include "state/longrun_dir.hpp"
 
@@ -29,10 +31,11 @@ namespace leasefs::service {
 class StateLog {
  public:
   static constexpr const char* kFileName = "state.log";
-  static constexpr std::chrono::milliseconds kGather{10};
+  static constexpr base::BatchPacing kPacing{std::chrono::milliseconds(10),
+                                             std::chrono::milliseconds(100)};
 
-  // When a record is to be synced: at once (its reply waits for it), or within
-  // kGather together with what follows (nothing waits for it).
+  // When a record is to be synced: at once (its reply waits for it), or paced
+  // by kPacing together with what follows (nothing waits for it).
   enum class Sync { kNow, kGathered };
 
   // Opens .longrun/state.log, creating it empty. Throws Error{io_error}.

@@ -1,10 +1,8 @@
-// The audit writer's pacing of batches, and that the pacing loses nothing.
+// The audit writer: batches paced in a burst (base/batch_pacing.hpp) lose nothing.
 #include "report/audit_writer.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include <chrono>
 
 #include "base/unique_fd.hpp"
 #include "memory/audit_log.hpp"
@@ -13,26 +11,9 @@
 namespace leasefs::report {
 namespace {
 
-using namespace std::chrono_literals;
-using Clock = AuditWriter::Clock;
-
-TEST(AuditWriterPacing, TheFirstEventAfterAQuietSpellWaitsOnlyTheGather) {
-  const Clock::time_point first = Clock::now();
-  EXPECT_EQ(AuditWriter::append_at(first, Clock::time_point{}), first + AuditWriter::kGather);
-  EXPECT_EQ(AuditWriter::append_at(first, first - AuditWriter::kSyncEvery - 1ms),
-            first + AuditWriter::kGather);
-}
-
-TEST(AuditWriterPacing, InABurstBatchesBeginAtLeastSyncEveryApart) {
-  const Clock::time_point first = Clock::now();
-  const Clock::time_point previous = first - 5ms;
-  EXPECT_EQ(AuditWriter::append_at(first, previous), previous + AuditWriter::kSyncEvery);
-  EXPECT_GT(AuditWriter::append_at(first, previous), first + AuditWriter::kGather);
-}
-
 // More events than a batch holds, published faster than the writer syncs, then
 // stop(): every one is in the chain, in order, and the chain verifies.
-TEST(AuditWriterPacing, EveryEventOfABurstReachesTheChainAndStopWritesTheRest) {
+TEST(AuditWriter, EveryEventOfABurstReachesTheChainAndStopWritesTheRest) {
   constexpr int kEvents = 5000;
   static_assert(kEvents > 2 * AuditWriter::kMaxBatch);
   test::TempDir dir;
