@@ -282,24 +282,25 @@ void describe_xattrs(const DiffRequest& req, const Entry& b, const After& a,
     const std::string* bv = bi == b.xattrs.end() ? nullptr : &bi->second;
     const std::string* av = ai == a.xattrs.end() ? nullptr : &ai->second;
     if (bv && av && *bv == *av) continue;
+    const std::string real = xattr_name(k);  // a name kept in hex, as it is on disk
     // A non-approver sees a value only where it could read it natively: a
     // user.* attribute of a file its mode lets it read, before and after
     // (the daemon read trusted.* and security.* as root).
     const bool shown =
         !req.reader ||
-        (k.rfind("user.", 0) == 0 &&
+        (real.rfind("user.", 0) == 0 &&
          (b.kind == EntryKind::kAbsent || readable_by(req.reader, b.mode, b.uid, b.gid)) &&
          (a.kind == EntryKind::kAbsent || readable_by(req.reader, a.mode, a.uid, a.gid)));
     if (!shown) {
       s.change.xattrs[k] = {false, std::nullopt, std::nullopt};
-      s.lines.push_back("xattr " + base::quote_name(k) + " of " + name +
+      s.lines.push_back("xattr " + base::quote_name(real) + " of " + name +
                         " changed (value not shown: not readable by uid " +
                         std::to_string(req.reader->first) + ")");
       continue;
     }
     s.change.xattrs[k] = {true, bv ? std::optional(*bv) : std::nullopt,
                           av ? std::optional(*av) : std::nullopt};
-    s.lines.push_back("xattr " + base::quote_name(k) + " of " + name + " " + xattr_value(bv) +
+    s.lines.push_back("xattr " + base::quote_name(real) + " of " + name + " " + xattr_value(bv) +
                       " -> " + xattr_value(av));
   }
 }

@@ -13,6 +13,7 @@
 
 #include "base/beneath.hpp"
 #include "base/failpoint.hpp"
+#include "base/json_text.hpp"
 #include "base/sha256.hpp"
 #include "base/would_block.hpp"
 #include "journal/kept_paths.hpp"
@@ -140,8 +141,24 @@ std::string Entry::line() const {
   std::string out = "{";
   out.reserve(256 + path.size() + target.size());
   auto number = [&](std::string_view key, auto v) { append_field(out, key, std::to_string(v)); };
+  // Only the daemon's own words (blob names, origin, why): JSON that cannot
+  // hold them exactly shows them with U+FFFD, as events do.
   auto text = [&](std::string_view key, std::string_view v) {
-    append_field(out, key, json(v).dump());
+    append_field(out, key, base::json_text(v));
+  };
+  // A name or a link's target is bytes: when they are not UTF-8 the line gives
+  // them as text for people and exactly in hex ("path_hex", "target_hex"),
+  // keys that sort right after their text's.
+  auto bytes = [&](std::string_view key, std::string_view hex_key, std::string_view v) {
+    std::string exact;
+    try {
+      exact = json(v).dump();  // strict: throws when `v` is not UTF-8
+    } catch (const json::type_error&) {
+      append_field(out, key, base::json_text(v));
+      append_field(out, hex_key, base::json_text(hex(v)));
+      return;
+    }
+    append_field(out, key, exact);
   };
   number(R"("atime_ns")", atime_ns);
   if (!blob.empty()) text(R"("blob")", blob);
@@ -152,10 +169,12 @@ std::string Entry::line() const {
   number(R"("mtime_ns")", mtime_ns);
   number(R"("nlink")", nlink);
   if (!origin.empty()) text(R"("origin")", origin);
-  text(R"("path")", path);
+  bytes(R"("path")", R"("path_hex")", path);
   number(R"("seq")", seq);
   number(R"("size")", size);
-  if (!target.empty() || kind == EntryKind::kSymlink) text(R"("target")", target);
+  if (!target.empty() || kind == EntryKind::kSymlink) {
+    bytes(R"("target")", R"("target_hex")", target);
+  }
   number(R"("turn")", turn);
   number(R"("uid")", uid);
   append_field(out, R"("undoable")", undoable ? "true" : "false");
@@ -169,7 +188,8 @@ Entry Entry::from_json(const json& j) {
   Entry e;
   e.seq = j.value("seq", uint64_t{0});
   e.turn = j.value("turn", uint64_t{0});
-  e.path = j.value("path", std::string());
+  e.path = j.contains("path_hex") ? unhex(j.value("path_hex", std::string()))
+                                  : j.value("path", std::string());
   e.kind = kind_from_name(j.value("kind", std::string("other")));
   e.mode = j.value("mode", uint32_t{0});
   e.uid = j.value("uid", uint32_t{0});
@@ -179,7 +199,8 @@ Entry Entry::from_json(const json& j) {
   e.size = j.value("size", uint64_t{0});
   e.ino = j.value("ino", uint64_t{0});
   e.nlink = j.value("nlink", uint64_t{0});
-  e.target = j.value("target", std::string());
+  e.target = j.contains("target_hex") ? unhex(j.value("target_hex", std::string()))
+                                      : j.value("target", std::string());
   if (j.contains("xattrs")) e.xattrs = j["xattrs"].get<std::map<std::string, std::string>>();
   e.blob = j.value("blob", std::string());
   e.undoable = j.value("undoable", true);

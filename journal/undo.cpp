@@ -73,7 +73,7 @@ void remove_any(int parent, const std::string& name, const std::string& shown) {
 void set_meta(int fd, const Entry& e) {
   for (const auto& [name, value] : e.xattrs) {
     const std::string v = unhex(value);
-    ::fsetxattr(fd, name.c_str(), v.data(), v.size(), 0);
+    ::fsetxattr(fd, xattr_name(name).c_str(), v.data(), v.size(), 0);
   }
   ::fchown(fd, e.uid, e.gid);
   ::fchmod(fd, e.mode & 07777);

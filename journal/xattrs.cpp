@@ -3,23 +3,43 @@
 #include <sys/types.h>
 #include <sys/xattr.h>
 
+#include <nlohmann/json.hpp>
+
 namespace leasefs::journal {
 
 namespace {
 
-std::string hex(const char* data, size_t n) {
+constexpr std::string_view kHexName = "hex:";
+
+}  // namespace
+
+std::string hex(std::string_view bytes) {
   static const char* digits = "0123456789abcdef";
   std::string out;
-  out.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) {
-    auto c = static_cast<unsigned char>(data[i]);
+  out.reserve(bytes.size() * 2);
+  for (const char ch : bytes) {
+    const auto c = static_cast<unsigned char>(ch);
     out += digits[c >> 4];
     out += digits[c & 15];
   }
   return out;
 }
 
-}  // namespace
+bool is_utf8(std::string_view text) noexcept {
+  try {
+    (void)nlohmann::json(text).dump();  // the JSON library's own check, strict
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  } catch (...) {
+    return false;
+  }
+}
+
+std::string xattr_name(const std::string& kept) {
+  if (kept.compare(0, kHexName.size(), kHexName) != 0) return kept;
+  return unhex(kept.substr(kHexName.size()));
+}
 
 std::map<std::string, std::string> read_xattrs(int fd) {
   std::map<std::string, std::string> out;
@@ -37,7 +57,8 @@ std::map<std::string, std::string> read_xattrs(int fd) {
     std::string value(static_cast<size_t>(vn), '\0');
     vn = ::fgetxattr(fd, name.c_str(), value.data(), value.size());
     if (vn < 0) continue;
-    out[name] = hex(value.data(), static_cast<size_t>(vn));
+    value.resize(static_cast<size_t>(vn));
+    out[is_utf8(name) ? name : std::string(kHexName) + hex(name)] = hex(value);
   }
   return out;
 }

@@ -64,6 +64,11 @@ std::vector<Entry> varied_entries() {
   leftover.kind = EntryKind::kLeftover;
   leftover.blob = "b9";
   out.push_back(leftover);
+  Entry bytes = link;  // names and targets that are not UTF-8
+  bytes.path = "src/\xff\xfe";
+  bytes.target = "t\xfc/\xc3";
+  bytes.xattrs = {{"hex:757365722e61fd", "31"}};
+  out.push_back(bytes);
   return out;
 }
 
@@ -79,6 +84,7 @@ TEST(JournalEntryLine, ReadsBackAsTheSameEntry) {
     const Entry back = Entry::from_json(json::parse(e.line()));
     EXPECT_EQ(back.line(), e.line());
     EXPECT_EQ(back.path, e.path);
+    EXPECT_EQ(back.target, e.target);
     EXPECT_EQ(back.kind, e.kind);
     EXPECT_EQ(back.xattrs, e.xattrs);
     EXPECT_EQ(back.size, e.size);
@@ -87,12 +93,22 @@ TEST(JournalEntryLine, ReadsBackAsTheSameEntry) {
   }
 }
 
-// As before: a name that is not UTF-8 cannot be written as JSON text; the
-// entry is refused rather than written as something else.
-TEST(JournalEntryLine, ANameThatIsNotUtf8Throws) {
+// A name is bytes: one that is not UTF-8 is written as text for people (with
+// U+FFFD) and exactly in hex, and read back as the same bytes.
+TEST(JournalEntryLine, ANameThatIsNotUtf8IsKeptExactlyInHex) {
   Entry e;
+  e.kind = EntryKind::kSymlink;
   e.path = "src/\xff\xfe";
-  EXPECT_THROW((void)e.line(), json::type_error);
+  e.target = "t\xfc";
+  const std::string line = e.line();
+  EXPECT_NE(line.find(R"("path_hex":"7372632ffffe")"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("target_hex":"74fc")"), std::string::npos) << line;
+  const Entry back = Entry::from_json(json::parse(line));
+  EXPECT_EQ(back.path, e.path);
+  EXPECT_EQ(back.target, e.target);
+  Entry plain;
+  plain.path = "src/\xc3\xa9";  // UTF-8: no hex
+  EXPECT_EQ(plain.line().find("_hex"), std::string::npos) << plain.line();
 }
 
 }  // namespace

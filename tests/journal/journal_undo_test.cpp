@@ -37,6 +37,30 @@ TEST_F(JournalUndo, SedInPlace) {
   round_trip("sed -i 's/two/TWO/' a.txt", {"-two", "+TWO", "--- a/a.txt"});
 }
 
+// A name is bytes, not text: an agent may pick any. Names, a symlink's target
+// and an attribute's name that are not UTF-8 are written, renamed and changed
+// as natively, and undo puts back exactly those bytes.
+TEST_F(JournalUndo, NamesThatAreNotUtf8) {
+  ASSERT_EQ(run_sh("cd " + root +
+                   " && python3 -c \"\nimport os\n"
+                   "open(b'old\\xff','wb').write(b'old')\n"
+                   "open(b'x\\xfe','wb').write(b'keep')\n"
+                   "os.setxattr(b'x\\xfe', b'user.a\\xfd', b'1')\n"
+                   "os.symlink(b't\\xfc', b'l')\"")
+                .exit_code,
+            0);
+  mount();
+  round_trip(
+      "python3 -c \"\nimport os\n"
+      "open(b'old\\xff','ab').write(b'more')\n"
+      "open(b'new\\xfe','wb').write(b'n')\n"
+      "os.rename(b'old\\xff', b'moved\\xfd')\n"
+      "os.setxattr(b'x\\xfe', b'user.a\\xfd', b'2')\n"
+      "os.remove(b'l')\nos.symlink(b'u\\xfb', b'l')\"",
+      {"renamed \"old\\377\" -> \"moved\\375\"", "created file \"new\\376\"",
+       "xattr \"user.a\\375\" of \"x\\376\" 1 -> 2", "symlink l -> \"t\\374\" now -> \"u\\373\""});
+}
+
 TEST_F(JournalUndo, GitCommitRestoresDotGit) {
   ASSERT_EQ(run_sh("cd " + root +
                    " && git init -q . && echo v1 > f && git add f && "

@@ -45,13 +45,16 @@ class JournalTest : public RootDaemonTest {
     return t.value("turn", uint64_t{0});
   }
   RunResult sh(const std::string& script) { return run_sh(script, in_root); }
-  // Copies the tree as it is now to base/before, and gives the copy's signature.
+  // Copies the tree as it is now (user.* attributes too) to base/before, and
+  // gives the copy's signature.
   // Not .longrun, which the daemon writes while it is read and signature() leaves
   // out anyway (a `cp -a` of the whole root failed once under ASan).
   std::string copy_before() {
     const std::string to = base + "/before";
-    RunResult r = run_sh("mkdir -p " + to + " && tar -C " + root +
-                         " --exclude=./.longrun -cf - . | tar -C " + to + " -xpf -");
+    RunResult r =
+        run_sh("mkdir -p " + to + " && tar -C " + root +
+               " --xattrs --xattrs-include='user.*' --exclude=./.longrun -cf - . | tar -C " + to +
+               " --xattrs --xattrs-include='user.*' -xpf -");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return signature(to);
   }
@@ -73,10 +76,15 @@ for d, dirs, files in os.walk(top):
         p = os.path.join(d, name)
         rel = os.path.relpath(p, top)
         st = os.lstat(p)
-        line = f"{rel} {stat.filemode(st.st_mode)} {st.st_uid}:{st.st_gid}"
+        # ascii(): a name need not be UTF-8, and print() would refuse it.
+        line = f"{ascii(rel)} {stat.filemode(st.st_mode)} {st.st_uid}:{st.st_gid}"
         if stat.S_ISLNK(st.st_mode):
-            line += " -> " + os.readlink(p)
-        elif stat.S_ISREG(st.st_mode):
+            line += " -> " + ascii(os.readlink(p))
+        if hasattr(os, 'listxattr') and not stat.S_ISLNK(st.st_mode):
+            for x in sorted(os.listxattr(p, follow_symlinks=False)):
+                if x.startswith('user.'):
+                    line += f" {ascii(x)}={os.getxattr(p, x, follow_symlinks=False).hex()}"
+        if stat.S_ISREG(st.st_mode):
             with open(p, 'rb') as f:
                 line += " " + hashlib.sha256(f.read()).hexdigest()[:16]
             key = (st.st_dev, st.st_ino)
