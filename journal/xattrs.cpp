@@ -11,6 +11,18 @@ namespace {
 
 constexpr std::string_view kHexName = "hex:";
 
+// Whether JSON keeps `text` exactly (it is UTF-8): the JSON library's own check.
+bool is_utf8(std::string_view text) noexcept {
+  try {
+    (void)nlohmann::json(text).dump();  // strict: throws on a byte that is not UTF-8
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  } catch (...) {
+    return false;
+  }
+}
+
 }  // namespace
 
 std::string hex(std::string_view bytes) {
@@ -23,17 +35,6 @@ std::string hex(std::string_view bytes) {
     out += digits[c & 15];
   }
   return out;
-}
-
-bool is_utf8(std::string_view text) noexcept {
-  try {
-    (void)nlohmann::json(text).dump();  // the JSON library's own check, strict
-    return true;
-  } catch (const nlohmann::json::type_error&) {
-    return false;
-  } catch (...) {
-    return false;
-  }
 }
 
 std::string xattr_name(const std::string& kept) {

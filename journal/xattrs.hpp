@@ -18,7 +18,5 @@ std::string xattr_name(const std::string& kept);
 // Bytes in hex, and back.
 std::string hex(std::string_view bytes);
 std::string unhex(const std::string& hex);
-// Whether `text` is valid UTF-8, which JSON keeps exactly.
-bool is_utf8(std::string_view text) noexcept;
 
 }  // namespace leasefs::journal
