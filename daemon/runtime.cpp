@@ -68,18 +68,18 @@ struct Runtime::Impl {
         journal->set_disk_reserve(&reserve);
         // Each entry's hash goes to the audit chain; one not undoable is said in watch.
         journal->set_listener([this](const journal::Entry& e) {
-          // Member by member, on every journal entry: an initializer list builds
-          // a two-element array per member first.
-          nlohmann::json ev = nlohmann::json::object();
-          ev["type"] = "journal";
-          ev["turn"] = e.turn;
-          ev["seq"] = e.seq;
-          ev["path"] = e.path;
-          ev["kind"] = e.kind;
-          ev["hash"] = e.hash;
-          ev["undoable"] = e.undoable;
-          if (!e.why.empty()) ev["why"] = e.why;
-          if (!e.origin.empty()) ev["origin"] = e.origin;
+          // Written member by member, on every journal entry, without a JSON
+          // object (base/json_text.hpp). The entry's "seq" is its own in the
+          // turn's index: the bus's "seq" replaces it, as it always has.
+          base::ObjectText ev;
+          ev.set("type", "journal");
+          ev.set("turn", e.turn);
+          ev.set("path", e.path);
+          ev.set("kind", journal::kind_name(e.kind));
+          ev.set("hash", e.hash);
+          ev.set("undoable", e.undoable);
+          if (!e.why.empty()) ev.set("why", e.why);
+          if (!e.origin.empty()) ev.set("origin", e.origin);
           bus.publish(std::move(ev));
         });
         journal_cases =

@@ -62,7 +62,18 @@ void EventBus::publish(nlohmann::json event) {
   std::lock_guard lock(mu_);
   event["seq"] = ++seq_;
   if (queues_.empty()) return;
-  base::JsonText text(event);
+  fan_out_locked(base::JsonText(event));
+}
+
+void EventBus::publish(base::ObjectText event) {
+  if (!event.contains("ts_ms")) event.set("ts_ms", base::now_ms());
+  std::lock_guard lock(mu_);
+  event.set("seq", ++seq_);
+  if (queues_.empty()) return;
+  fan_out_locked(base::JsonText(event));
+}
+
+void EventBus::fan_out_locked(base::JsonText text) {
   for (size_t i = 0; i + 1 < queues_.size(); ++i) queues_[i]->push(text);
   queues_.back()->push(std::move(text));
 }

@@ -53,6 +53,8 @@ class EventBus {
   // each queue holds one string (no copy of the tree per subscriber, none freed
   // on another thread's heap).
   void publish(nlohmann::json event);
+  // The same for an event written member by member (base::ObjectText).
+  void publish(base::ObjectText event);
   std::shared_ptr<EventQueue> subscribe(size_t capacity = 1024);
   // A subscriber that must see every event (the audit): publishing waits while
   // its queue is full.
@@ -61,6 +63,9 @@ class EventBus {
   void close_all();
 
  private:
+  // With mu_ held: `text` to every subscriber.
+  void fan_out_locked(base::JsonText text);
+
   std::mutex mu_;
   uint64_t seq_ = 0;
   std::vector<std::shared_ptr<EventQueue>> queues_;

@@ -32,6 +32,25 @@ TEST(EventBus, EverySubscriberGetsTheSameTextWithSeqAndTime) {
   EXPECT_EQ(a->str(), base::json_text(value));  // compact, as every other line
 }
 
+// An event written member by member gets its "seq" and "ts_ms" in their places,
+// from the same counter as any other, and its text is the canonical one.
+TEST(EventBus, AnEventWrittenMemberByMemberIsNumberedAndCanonical) {
+  EventBus bus;
+  auto audit = bus.subscribe_lossless(8);
+  bus.publish({{"type", "turn"}});
+  base::ObjectText ev;
+  ev.set("type", "journal").set("path", "src/a.c").set("turn", 3).set("undoable", true);
+  bus.publish(std::move(ev));
+  ASSERT_TRUE(audit->pop(milliseconds(0)));
+  auto e = audit->pop(milliseconds(0));
+  ASSERT_TRUE(e);
+  const json value = e->value();
+  EXPECT_EQ(value["seq"], 2);
+  EXPECT_TRUE(value["ts_ms"].is_number_integer());
+  EXPECT_EQ(value["path"], "src/a.c");
+  EXPECT_EQ(e->str(), base::json_text(value));
+}
+
 // An agent picks the path, so its bytes may be anything: the text stays one
 // JSON document, with invalid UTF-8 replaced, for every reader.
 TEST(EventBus, AnEventWithInvalidUtf8IsStillOneDocument) {
