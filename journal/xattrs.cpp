@@ -16,8 +16,6 @@ bool is_utf8(std::string_view text) noexcept {
   try {
     (void)nlohmann::json(text).dump();  // strict: throws on a byte that is not UTF-8
     return true;
-  } catch (const nlohmann::json::type_error&) {
-    return false;
   } catch (...) {
     return false;
   }
