@@ -15,6 +15,18 @@ inline std::string json_text(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// Whether JSON text holds `text` exactly: whether it is UTF-8, by the JSON
+// library's own check (its strict dump throws on a byte that is not). A name is
+// bytes, and an agent may pick any.
+inline bool is_utf8(std::string_view text) noexcept {
+  try {
+    (void)nlohmann::json(text).dump();
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 // A JSON object written member by member, for a text made on every mutation (a
 // journal entry's event), where building the object first costs more than the
 // rest: each value's text comes from json_text(), and the members are kept in

@@ -1,6 +1,7 @@
 #include "gate/ask.hpp"
 
 #include "base/enum_names.hpp"
+#include "base/json_text.hpp"
 
 namespace leasefs::gate {
 
@@ -32,6 +33,8 @@ bool may_ask(DenyReason reason, const std::vector<std::string>& paths) noexcept 
   for (const std::string& p : paths) {
     if (p.empty() || p.size() >= kMaxPathLength || is_protected_path(p)) return false;
     if (p.front() == '/' || p.find_first_of("*?") != std::string::npos) return false;
+    // A grant is JSON text: it could only name another path (or a glob of many).
+    if (!base::is_utf8(p)) return false;
   }
   return true;
 }

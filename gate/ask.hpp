@@ -48,8 +48,9 @@ std::string_view to_string(AskEnd end) noexcept;
 
 // Whether a refusal for `reason` of `paths` may be asked of a person: only a
 // missing, stale or too narrow lease; never .longrun (no grant opens it), a path
-// the gate could not express, or a name a glob would read as a pattern (a file
-// called `*` must not become a grant for everything).
+// the gate could not express, a name a glob would read as a pattern (a file
+// called `*` must not become a grant for everything), or one that is not UTF-8
+// (a grant, JSON text, would name another path).
 bool may_ask(DenyReason reason, const std::vector<std::string>& paths) noexcept;
 
 // The control plane's side.

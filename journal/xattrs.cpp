@@ -3,23 +3,13 @@
 #include <sys/types.h>
 #include <sys/xattr.h>
 
-#include <nlohmann/json.hpp>
+#include "base/json_text.hpp"
 
 namespace leasefs::journal {
 
 namespace {
 
 constexpr std::string_view kHexName = "hex:";
-
-// Whether JSON keeps `text` exactly (it is UTF-8): the JSON library's own check.
-bool is_utf8(std::string_view text) noexcept {
-  try {
-    (void)nlohmann::json(text).dump();  // strict: throws on a byte that is not UTF-8
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
 
 }  // namespace
 
@@ -57,7 +47,7 @@ std::map<std::string, std::string> read_xattrs(int fd) {
     vn = ::fgetxattr(fd, name.c_str(), value.data(), value.size());
     if (vn < 0) continue;
     value.resize(static_cast<size_t>(vn));
-    out[is_utf8(name) ? name : std::string(kHexName) + hex(name)] = hex(value);
+    out[base::is_utf8(name) ? name : std::string(kHexName) + hex(name)] = hex(value);
   }
   return out;
 }
