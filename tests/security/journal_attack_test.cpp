@@ -103,6 +103,34 @@ TEST_F(JournalAttack, UndoFollowsNoSymlinkOutOfTheRoot) {
   EXPECT_NE(::lstat((root + "/d").c_str(), &st), 0) << "d is still there";
 }
 
+// The agent names its file with bytes that are not UTF-8 (b"evil\xff"), whose
+// text for people is that of the person's own file "evil\uFFFD". The journal
+// must keep the agent's name exactly: a lossy one would make undo remove the
+// person's file instead of the agent's (and before, the agent's leased create
+// failed with EIO). It also renames the person's file to such a name.
+TEST_F(JournalAttack, NamesThatAreNotUtf8AreUndoneExactly) {
+  ASSERT_EQ(run_sh("chmod 777 " + root + " && cd " + root +
+                   " && printf person > \"$(printf 'evil\\357\\277\\275')\" && printf kept > keep"
+                   " && chmod 666 keep")
+                .exit_code,
+            0);
+  mount();
+  const uint64_t turn = leased_turn();
+  RunResult r = as_agent(
+      "python3 -c \"import os\nopen(b'evil\\xff','wb').write(b'agent')\n"
+      "os.rename(b'keep', b'k\\xfe')\"");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ok("turn");
+  nlohmann::json u = ok("undo", {{"turn", turn}});
+  EXPECT_TRUE(u.value("applied", false)) << u.dump();
+  RunResult ls = run_sh("cd " + root +
+                        " && python3 -c \"import os\n"
+                        "print(sorted(n for n in os.listdir(b'.') if n != b'.longrun'))\"");
+  EXPECT_EQ(ls.output, "[b'evil\\xef\\xbf\\xbd', b'keep']\n");
+  EXPECT_EQ(run_sh("cat " + root + "/keep").output, "kept");
+  EXPECT_EQ(run_sh("cat " + root + "/evil*").output, "person");
+}
+
 // The agent, with a lease, swaps a directory of the project for one of its own
 // (renameat2 RENAME_EXCHANGE), so that its file now sits inside src. An undo of
 // the turn must put src back as it was, without the agent's file.
