@@ -44,7 +44,12 @@ int create_new(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mod
   if (int res = fs.room_for(gate::Op::kCreate); res < 0) return res;
   if (int res = fs.journal_path(handle->path); res < 0) return res;
   fs.report_allowed(gate::Op::kCreate, handle->path, handle->opener, handle->grant_id);
-  const int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_EXCL | O_CLOEXEC;
+  int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_EXCL | O_CLOEXEC;
+  // A file this call makes opens in any access mode whatever its mode bits
+  // (open(2)), and the kernel keeps the caller to the mode it asked for. Made
+  // readable, its descriptor serves the audit's hash at release, which then
+  // needs no reopen through /proc (op_release.cpp).
+  if ((flags & O_ACCMODE) == O_WRONLY) flags = (flags & ~O_ACCMODE) | O_RDWR;
   if (!handle->slot.take()) return -EMFILE;
   {
     ActAsCaller as(handle->opener, fuse_req_ctx(req)->umask);
@@ -53,6 +58,15 @@ int create_new(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mod
   if (!handle->fd) return -errno;
   if (int res = fs.lookup(dir, name, e); res < 0) return res;
   handle->inode = reinterpret_cast<Inode*>(e->ino);
+  // Nothing gives a new file security.capability (only a setxattr does, which
+  // resets this): the kernel's question before the first write is answered
+  // without a syscall (op_xattr.cpp). Only when the name still leads to the file
+  // made here, not to one a racing rename put there.
+  struct stat made {};
+  if (::fstat(handle->fd.get(), &made) == 0 && made.st_ino == e->attr.st_ino &&
+      made.st_dev == e->attr.st_dev) {
+    handle->inode->capability.store(0, std::memory_order_relaxed);
+  }
   // Its only name is the one just judged (a file with more names, opened by a
   // racing create, is left to be resolved).
   if (!is_protected && e->attr.st_nlink == 1) {

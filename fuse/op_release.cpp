@@ -8,7 +8,8 @@
 namespace leasefs::fuse {
 
 // Closing a file that was written through a lease tells the control plane (for
-// the audit log), with a read-only descriptor to hash the content.
+// the audit log), with a descriptor to hash the content: the handle's own when
+// it can read (every file op_create made), else one reopened read-only.
 void op_release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
   guarded(req, "release", [&] {
     std::unique_ptr<FileHandle> handle = Filesystem::of(req).disown(fi->fh);
@@ -20,8 +21,13 @@ void op_release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
       closed.bytes_written = written;
       closed.grant_id = handle->grant_id;
       closed.caller = handle->opener;
-      closed.content.reset(
-          ::open(Filesystem::fd_path(handle->inode->fd.get()).c_str(), O_RDONLY | O_CLOEXEC));
+      const int mode = ::fcntl(handle->fd.get(), F_GETFL);
+      if (mode >= 0 && (mode & O_ACCMODE) == O_RDWR) {
+        closed.content = std::move(handle->fd);
+      } else {
+        closed.content.reset(
+            ::open(Filesystem::fd_path(handle->inode->fd.get()).c_str(), O_RDONLY | O_CLOEXEC));
+      }
       Filesystem::of(req).reporter().write_closed(std::move(closed));
     }
     handle.reset();

@@ -1,12 +1,15 @@
 // Every gated operation, driven by the real tool an agent would use: refused
 // without a lease (EACCES, "Permission denied", nothing changed underneath) and
 // done with one. Each case runs as root and as an unprivileged user.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -183,6 +186,67 @@ TEST(GateReports, WriteClosedAfterLeasedWrite) {
   EXPECT_EQ(sink.closed[0].bytes_written, 5u);
   EXPECT_EQ(sink.closed[0].grant_id, "G_1");
   EXPECT_TRUE(static_cast<bool>(sink.closed[0].content));
+}
+
+// What the audit hashes at release is what was written, read through the
+// descriptor the release hands over: the handle's own for a file the create made
+// (opened readable underneath whatever the caller asked), a read-only reopen for a
+// file that existed. The caller is still held to its own access mode and to the
+// file's mode bits.
+TEST(GateReports, WrittenContentIsReadForTheHashWhateverTheAccessMode) {
+  MountedFs fs;
+  RecordingSink sink;
+  fs.reporter().set_sink(&sink);
+  fs.grant();
+  ASSERT_EQ(::mkdir((fs.backing() + "/src").c_str(), 0777), 0);
+  ASSERT_EQ(::chmod((fs.backing() + "/src").c_str(), 0777), 0);
+  ASSERT_EQ(::close(::open((fs.backing() + "/src/old").c_str(), O_CREAT | O_WRONLY, 0666)), 0);
+  ASSERT_EQ(::chown((fs.backing() + "/src/old").c_str(), kNobody, kNobody), 0);
+  // Write-only opens, as a shell's > and python's "wb" make them; the new file's
+  // mode lets its owner write and not read.
+  auto r = fs.sh(
+      "set -e; umask 0; python3 -c \"\n"
+      "import errno, os\n"
+      "fd = os.open('src/new', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o200)\n"
+      "os.write(fd, b'secret')\n"
+      "try:\n"
+      "    os.read(fd, 1); print('read a write-only descriptor')\n"
+      "except OSError as e:\n"
+      "    assert e.errno == errno.EBADF, e\n"
+      "os.close(fd)\n"
+      "try:\n"
+      "    open('src/new', 'rb'); print('read a file of mode 0200')\n"
+      "except PermissionError:\n"
+      "    pass\n"
+      "\"; printf abc > src/old",
+      kNobody);
+  ASSERT_TRUE(r.ok()) << r.output;
+  EXPECT_EQ(r.output, "");
+  struct stat st {};
+  ASSERT_EQ(::stat((fs.backing() + "/src/new").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0200u);
+  EXPECT_EQ(st.st_uid, kNobody);
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard lock(sink.mu);
+      if (sink.closed.size() >= 2) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  fs.stop();
+  fs.reporter().set_sink(nullptr);
+  std::lock_guard lock(sink.mu);
+  ASSERT_EQ(sink.closed.size(), 2u);
+  std::map<std::string, std::string> content;
+  for (const auto& c : sink.closed) {
+    ASSERT_TRUE(static_cast<bool>(c.content)) << c.path;
+    char buf[64] = {};
+    const ssize_t n = ::pread(c.content.get(), buf, sizeof buf, 0);
+    ASSERT_GE(n, 0) << c.path << ": " << std::strerror(errno);
+    content[c.path] = std::string(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(content["src/new"], "secret");
+  EXPECT_EQ(content["src/old"], "abc");
 }
 
 TEST(GateReports, PathNarrowedGrantSeesRealPaths) {
