@@ -326,9 +326,9 @@ TEST_F(StatusAfterEachChange, AGrantThatExpiresLeavesTheReply) {
   ok("start", {{"description", "x"}}, agent_);
   ok("grant", {{"reason", "briefly"}, {"ttl", "1s"}}, person_);
   ASSERT_EQ(status()["grants"].size(), 1u);
-  // A bound for a hang, far above the grant's second: not a measure of speed.
   // Polled one request at a time: status() asks three times, and the grant may
   // expire between two of them, so its three answers are compared only after.
+  // A bound for a hang, far above the grant's second: not a measure of speed.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   const std::string line = R"({"id":2,"cmd":"status"})";
   auto polled = dispatcher_->try_on_loop(line, agent_);
