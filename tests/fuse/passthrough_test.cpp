@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "tests/support/mounted_fs.hpp"
+#include "tests/support/run.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace leasefs::test {
 namespace {
@@ -122,6 +124,58 @@ TEST_F(Passthrough, TimesAndModesWithNanoseconds) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("2001-02-03 04:05:06.123456789"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("600"), std::string::npos) << r.output;
+}
+
+// chmod and utimes by path (the daemon sets them through /proc/self/fd/N) give
+// a caller who is not root what the file system underneath gives it: the same
+// script as uid 65534, natively and through the mount, prints the same lines.
+TEST_F(Passthrough, ModesAndTimesByAnotherUserAreAnsweredAsNatively) {
+  fs.grant();
+  TempDir native;
+  const std::string script =
+      "python3 -c \"\n"
+      "import errno, os\n"
+      "def t(name, f):\n"
+      "    try:\n"
+      "        f(); print(name, 'ok')\n"
+      "    except OSError as e:\n"
+      "        print(name, errno.errorcode[e.errno])\n"
+      "open('mine', 'w').close(); os.mkdir('mydir')\n"
+      "t('chmod own', lambda: os.chmod('mine', 0o640))\n"
+      "t('chmod own dir', lambda: os.chmod('mydir', 0o700))\n"
+      "t('chmod setgid own', lambda: os.chmod('mydir', 0o2750))\n"
+      "t('chmod root file', lambda: os.chmod('rootfile', 0o600))\n"
+      "t('chmod root dir', lambda: os.chmod('rootdir', 0o700))\n"
+      "t('now on writable', lambda: os.utime('rootfile', None))\n"
+      "t('now on read-only', lambda: os.utime('rootro', None))\n"
+      "t('set on writable', lambda: os.utime('rootfile', (1, 2)))\n"
+      "t('set on own', lambda: os.utime('mine', ns=(1000000001, 2000000002)))\n"
+      "t('set on own dir', lambda: os.utime('mydir', ns=(3000000003, 4000000004)))\n"
+      "for n in ('mine', 'mydir', 'rootfile', 'rootro'):\n"
+      "    st = os.stat(n)\n"
+      "    print(n, oct(st.st_mode & 0o7777), st.st_uid)\n"
+      "for n in ('mine', 'mydir'):\n"
+      "    print(n, os.stat(n).st_atime_ns, os.stat(n).st_mtime_ns)\n"
+      "\"";
+  std::string out[2];
+  for (int side = 0; side < 2; ++side) {
+    const std::string dir = side == 0 ? native.path() : fs.backing();
+    ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+    ASSERT_EQ(::close(::open((dir + "/rootfile").c_str(), O_CREAT | O_WRONLY, 0666)), 0);
+    ASSERT_EQ(::chmod((dir + "/rootfile").c_str(), 0666), 0);
+    ASSERT_EQ(::close(::open((dir + "/rootro").c_str(), O_CREAT | O_WRONLY, 0644)), 0);
+    ASSERT_EQ(::mkdir((dir + "/rootdir").c_str(), 0777), 0);
+    const RunResult r = side == 0 ? run_sh_as(65534, 65534, script, dir) : fs.sh(script, 65534);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    out[side] = r.output;
+  }
+  EXPECT_EQ(out[1], out[0]);
+  // The script reached both answers, allowed and refused.
+  EXPECT_NE(out[0].find("chmod own ok\n"), std::string::npos) << out[0];
+  EXPECT_NE(out[0].find("chmod root file EPERM\n"), std::string::npos) << out[0];
+  EXPECT_NE(out[0].find("now on read-only EACCES\n"), std::string::npos) << out[0];
+  EXPECT_NE(out[0].find("set on writable EPERM\n"), std::string::npos) << out[0];
+  EXPECT_NE(out[0].find("mine 1000000001 2000000002\n"), std::string::npos) << out[0];
 }
 
 TEST_F(Passthrough, RenameFlagsNoReplaceAndExchange) {
