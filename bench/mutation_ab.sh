@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Two (or more) daemons against each other on the mutation workload of
 # bench/mutation_workload.sh (create, rename, unlink of FILES files in one
-# directory; `write`, FILES files of 4 KiB by python3, with MUT_AB_WRITE=1),
+# directory; `write`, FILES files of 4 KiB by python3, then `attrs`, a chmod
+# and a utime of each, with MUT_AB_WRITE=1),
 # interleaved ROUNDS times, each run on a freshly made ext4 (loop-mounted image,
 # mkfs.ext4's defaults) with the daemon mounted over the root, a task started
 # and a grant held, as shipped. Prints per build and workload the median wall
@@ -12,7 +13,7 @@
 #   bench/mutation_ab.sh ROUNDS LABEL=BUILD_DIR [LABEL=BUILD_DIR ...]
 #   env: MUT_AB_FILES (10000), MUT_AB_DIR (scratch, default /var/tmp),
 #        MUT_AB_MOUNT_ARGS (extra `leasefs mount` options for every build),
-#        MUT_AB_WRITE=1 (add the write workload)
+#        MUT_AB_WRITE=1 (add the write and attrs workloads)
 # A BUILD_DIR needs daemon/leasefs and leasectl/leasectl. Needs root (mount).
 set -euo pipefail
 ROUNDS=${1:?rounds}
@@ -20,7 +21,7 @@ shift
 [ $# -ge 1 ] || { echo "usage: $0 ROUNDS LABEL=BUILD_DIR ..." >&2; exit 2; }
 FILES=${MUT_AB_FILES:-10000}
 OPS="create rename unlink"
-[ "${MUT_AB_WRITE:-0}" = 1 ] && OPS="$OPS write"
+[ "${MUT_AB_WRITE:-0}" = 1 ] && OPS="$OPS write attrs"
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=bench/mutation_workload.sh
 . "$HERE/mutation_workload.sh"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # System calls per create, rename and unlink (and, with MUT_SYS_WRITE=1, per
-# 4 KiB file written by python3) that leasefs's daemon makes, as
-# shipped (over the root, a task started, a grant held, journal and audit on):
-# `strace -f -c -p DAEMON` over N operations each, in one directory. Counts are
+# 4 KiB file written by python3, then per chmod and utime of it) that
+# leasefs's daemon makes, as shipped (over the root, a task started, a grant
+# held, journal and audit on): `strace -f -c -p DAEMON` over N operations each, in one directory. Counts are
 # what load does not change, except those of the once-a-second inode cache
 # sweep, which come with wall time.
 #
@@ -32,7 +32,7 @@ mkdir "$WORK/root/d" "$WORK/root/warm"
 (cd "$WORK/root/warm" && seq 1 200 | xargs touch)  # each worker's first create
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 OPS="create rename unlink"
-[ "${MUT_SYS_WRITE:-0}" = 1 ] && OPS="$OPS write"
+[ "${MUT_SYS_WRITE:-0}" = 1 ] && OPS="$OPS write attrs"
 for op in $OPS; do
   strace -f -c -o "$WORK/$op.txt" -p "$LPID" 2>/dev/null &
   SP=$!
@@ -42,7 +42,7 @@ for op in $OPS; do
   kill -INT "$SP"
   wait "$SP" 2>/dev/null || true
   echo "== $op: calls per operation, $N operations"
-  awk -v n="$N" '$NF ~ /^(newfstatat|umask|openat2|openat|open|fcntl|getxattr|write|readlink|close|renameat2|unlinkat|futex|fdatasync)$/ {
+  awk -v n="$N" '$NF ~ /^(newfstatat|umask|openat2|openat|open|fcntl|getxattr|fchmodat|utimensat|syscall_0x1c4|write|readlink|close|renameat2|unlinkat|futex|fdatasync)$/ {
     printf "  %-12s %7.2f\n", $NF, $4 / n }' "$WORK/$op.txt"
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
