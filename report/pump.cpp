@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <memory>
 
 #include "base/sha256.hpp"
@@ -21,11 +22,32 @@ std::string refusal_key(const Refusal& r) {
          '/' + std::string(to_string(r.reason)) + '/' + r.path;
 }
 
+void append_number(std::string& out, uint64_t n) {
+  char digits[20];
+  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  out.append(digits, end);
+}
+
+// Built in one buffer: this runs on the filesystem's thread for every allowed
+// mutation. Lengths first: a path holding '/' or '>' cannot make two keys collide.
 std::string allowed_key(const Allowed& a) {
-  // Lengths first: a path holding '/' or '>' cannot make two keys collide.
-  return std::to_string(a.caller.uid) + '/' + std::to_string(a.caller.pid) + '/' +
-         std::string(gate::op_name(a.op)) + '/' + a.grant_id + '/' + std::to_string(a.path.size()) +
-         ':' + a.path + '>' + a.target;
+  const std::string_view op = gate::op_name(a.op);
+  std::string key;
+  key.reserve(48 + op.size() + a.grant_id.size() + a.path.size() + a.target.size());
+  append_number(key, a.caller.uid);
+  key += '/';
+  append_number(key, static_cast<uint64_t>(a.caller.pid));
+  key += '/';
+  key += op;
+  key += '/';
+  key += a.grant_id;
+  key += '/';
+  append_number(key, a.path.size());
+  key += ':';
+  key += a.path;
+  key += '>';
+  key += a.target;
+  return key;
 }
 
 std::string overflow_key(const Refusal& r) {
@@ -104,15 +126,19 @@ void Pump::on_allowed(Allowed allowed) noexcept {
       // Room for a new key, else wait for the worker to publish the batch: an
       // allowed mutation is never dropped nor folded into another.
       cv_space_.wait(lock, [&] {
-        return stopped_ || allowed_.size() < kMaxAllowedKeys || allowed_.contains(key);
+        return stopped_ || allowed_.size() < kMaxAllowedKeys || allowed_at_.contains(key);
       });
       if (stopped_) {
         ++dropped_allowed_;
         return;
       }
       wake = allowed_.empty() && refusals_.empty() && overflow_.empty();
-      auto [it, inserted] = allowed_.try_emplace(std::move(key), std::move(allowed));
-      if (!inserted) it->second.count += 1;
+      auto [it, inserted] = allowed_at_.try_emplace(std::move(key), allowed_.size());
+      if (inserted) {
+        allowed_.push_back(std::move(allowed));
+      } else {
+        allowed_[it->second].count += 1;
+      }
       if (allowed_.size() >= kMaxAllowedKeys) wake = true;
     }
     if (wake) worker_.wake();
@@ -189,12 +215,13 @@ void Pump::run() {
       continue;
     }
     if (due()) {
-      std::map<std::string, Allowed> allowed = std::exchange(allowed_, {});
+      std::vector<Allowed> allowed = std::exchange(allowed_, {});
+      allowed_at_.clear();
       std::vector<Refusal> batch = take_refusals();
       next_flush_ = std::chrono::steady_clock::now() + kRefusalInterval;
       lock.unlock();
       cv_space_.notify_all();
-      for (const auto& [key, a] : allowed) {
+      for (const Allowed& a : allowed) {
         try {
           events_.publish(allowed_event(a));
         } catch (const std::exception& e) {

@@ -15,7 +15,8 @@
 // bookkeeping (status.md) runs once per interval on a thread of its own, off the
 // filesystem threads and the audit's way (it may wait for the service's lock).
 // Mutations the gate allowed are counted the same way per (uid, pid, op, grant,
-// path, target) and published with the refusals, never folded: when
+// path, target) and published with the refusals, in the order each was first
+// seen, never folded: when
 // kMaxAllowedKeys distinct ones are waiting, the filesystem thread waits until
 // the worker has published them.
 // Reports that do arrive while stopping are counted and published as a
@@ -31,6 +32,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/worker_thread.hpp"
@@ -94,7 +96,11 @@ class Pump final : public Sink {
   std::deque<WriteClosed> closed_;
   std::map<std::string, Refusal> refusals_;  // key: uid/pid/process/op/reason/path
   std::map<std::string, Refusal> overflow_;  // key: uid/op/reason
-  std::map<std::string, Allowed> allowed_;   // key: uid/pid/op/grant/path/target
+  // Counted allowed mutations in the order first seen, and where each key's is:
+  // one hash per report on the filesystem's thread (these keys share long
+  // prefixes, which an ordered map compares again at every level).
+  std::vector<Allowed> allowed_;
+  std::unordered_map<std::string, size_t> allowed_at_;  // key: uid/pid/op/grant/path/target
   uint64_t dropped_allowed_ = 0;
   std::chrono::steady_clock::time_point next_flush_{};
   uint64_t dropped_closed_ = 0;
