@@ -26,13 +26,15 @@ TEST(Pump, AllowedAreCountedPerKeyAndPublishedInTheOrderFirstSeen) {
   EventBus bus;
   auto audit = bus.subscribe_lossless(64);
   Pump pump({}, bus);
-  pump.start();
+  // Counted before the worker starts, so that all six are in one batch: a
+  // running worker may publish a batch after any of them.
   pump.on_allowed(allowed(gate::Op::kWrite, "src/z.c"));
   pump.on_allowed(allowed(gate::Op::kCreate, "src/a.c"));
   pump.on_allowed(allowed(gate::Op::kWrite, "src/z.c"));
   pump.on_allowed(allowed(gate::Op::kWrite, "src/z.c", 11));  // another process
   pump.on_allowed(allowed(gate::Op::kCreate, "src/a.c"));
   pump.on_allowed(allowed(gate::Op::kUnlink, "src/m.c"));
+  pump.start();
   pump.stop();  // publishes what is counted
   std::vector<std::string> seen;
   while (auto e = audit->pop(std::chrono::milliseconds(0))) {
