@@ -16,9 +16,8 @@
 // filesystem threads and the audit's way (it may wait for the service's lock).
 // Mutations the gate allowed are counted the same way per (uid, pid, op, grant,
 // path, target) and published with the refusals, in the order each was first
-// seen, never folded: when
-// kMaxAllowedKeys distinct ones are waiting, the filesystem thread waits until
-// the worker has published them.
+// seen, never folded: when kMaxAllowedKeys distinct ones are waiting, the
+// filesystem thread waits until the worker has published them.
 // Reports that do arrive while stopping are counted and published as a
 // "reports_dropped" event, which `audit verify` reports as a loss.
 #pragma once
