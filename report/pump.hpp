@@ -31,7 +31,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "base/worker_thread.hpp"
@@ -95,11 +94,13 @@ class Pump final : public Sink {
   std::deque<WriteClosed> closed_;
   std::map<std::string, Refusal> refusals_;  // key: uid/pid/process/op/reason/path
   std::map<std::string, Refusal> overflow_;  // key: uid/op/reason
-  // Counted allowed mutations in the order first seen, and where each key's is:
-  // one hash per report on the filesystem's thread (these keys share long
-  // prefixes, which an ordered map compares again at every level).
+  // Counted allowed mutations in the order first seen, and where each key's is.
+  // An ordered index, not a hash map: the agent picks the paths, and keys made
+  // to collide in an unseeded hash would cost each lookup the whole chain, under
+  // the lock that `status` takes too; here a lookup is at most log2(4,096)
+  // comparisons whatever the names.
   std::vector<Allowed> allowed_;
-  std::unordered_map<std::string, size_t> allowed_at_;  // key: uid/pid/op/grant/path/target
+  std::map<std::string, size_t> allowed_at_;  // key: uid/pid/op/grant/path/target
   uint64_t dropped_allowed_ = 0;
   std::chrono::steady_clock::time_point next_flush_{};
   uint64_t dropped_closed_ = 0;
