@@ -63,21 +63,26 @@ void Connection::queue(std::string line) {
 }
 
 bool Connection::flush() {
-  size_t done = 0;
-  bool alive = true;
-  while (done < out.size()) {
-    ssize_t n = ::send(fd.get(), out.data() + done, out.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+  const Sent sent = send_now(fd.get(), out);
+  if (sent.bytes > 0) last_progress = Clock::now();
+  out.erase(0, sent.bytes);
+  return sent.alive;
+}
+
+Sent send_now(int fd, std::string_view bytes) {
+  Sent sent;
+  while (sent.bytes < bytes.size()) {
+    ssize_t n = ::send(fd, bytes.data() + sent.bytes, bytes.size() - sent.bytes,
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
-      done += static_cast<size_t>(n);
+      sent.bytes += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    alive = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    sent.alive = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
     break;
   }
-  if (done > 0) last_progress = Clock::now();
-  out.erase(0, done);
-  return alive;
+  return sent;
 }
 
 void say_and_forget(int fd, const std::string& line) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "base/unique_fd.hpp"
 #include "control/uid_budgets.hpp"
@@ -48,6 +49,14 @@ struct Connection {
   // Writes what the peer takes now, without waiting. False when it is gone.
   bool flush();
 };
+
+// Writes what the socket takes of `bytes` now, without waiting: how many it
+// took, and false in `alive` when the peer is gone (any error but a full socket).
+struct Sent {
+  size_t bytes = 0;
+  bool alive = true;
+};
+Sent send_now(int fd, std::string_view bytes);
 
 // Writes `line` if the socket takes it now, and forgets it otherwise: the last
 // word to a peer that is being closed or turned away.

@@ -323,12 +323,19 @@ struct Server::Impl {
     }
   }
 
-  // Hands one request line to the workers; the reply comes back by take_replies().
+  // Hands one request line to the workers. The worker writes the reply itself,
+  // as far as the socket takes it now: the peer has its answer without waiting
+  // for the loop to wake. Nothing else can be written to the connection
+  // meanwhile: while busy it is disarmed, its `out` is empty (pump runs a line
+  // only then) and the loop neither closes it nor writes to it. What the socket
+  // does not take, and a watch's ack, come back to the loop by take_replies(),
+  // which also arms the connection for its next request.
   void run(Connection* c, std::string line) {
     c->busy = true;
     pool.submit(
-        [this, id = c->id, actor = c->actor, line = std::move(line)] {
+        [this, id = c->id, fd = c->fd.get(), actor = c->actor, line = std::move(line)] {
           Done d{id, dispatcher.handle_line(line, actor)};
+          if (!d.outcome.stream) d.outcome.line.erase(0, send_now(fd, d.outcome.line).bytes);
           {
             std::lock_guard lock(done_mu);
             done.push_back(std::move(d));

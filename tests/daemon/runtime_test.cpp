@@ -488,6 +488,55 @@ TEST(ControlSlowClient, ClientsThatNeverReadHoldNoWorker) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
 }
 
+// A worker writes its reply itself as far as the socket takes it; the loop
+// writes the rest. A client that sends many requests before reading any reply
+// fills its socket, so replies are cut anywhere, mid-line too (the large ones
+// below are ten times what a send takes at once): it must still get every
+// reply, whole and in order, and the daemon serve others meanwhile.
+TEST(ControlSlowClient, WorkerRepliesTheSocketCannotTakeArriveWholeAndInOrder) {
+  daemon::RuntimeOptions o;
+  o.write_timeout = 30s;
+  RuntimeHarness h(o);
+  for (int i = 0; i < 8; ++i) {
+    h.ok("memory.save", {{"title", "pad " + std::to_string(i)},
+                         {"content", "bigpad " + std::string(60 * 1024, 'a' + i)}});
+  }
+  protocol::Client c = h.client();
+  constexpr int kRequests = 600;
+  auto request = [](int i) {
+    // Every tenth a search whose reply carries ~480 KB; the others an unknown
+    // command, ~300 bytes. Workers answer both.
+    return i % 10 == 0 ? json{{"id", i},
+                              {"cmd", "memory.search"},
+                              {"args", {{"query", "bigpad"}, {"limit", 8}}}}
+                       : json{{"id", i}, {"cmd", "no-such-command"}};
+  };
+  std::thread sender([fd = c.fd(), &request] {
+    for (int i = 1; i <= kRequests; ++i) {
+      const std::string line = request(i).dump() + "\n";
+      for (size_t at = 0; at < line.size();) {
+        ssize_t n = ::send(fd, line.data() + at, line.size() - at, MSG_NOSIGNAL);
+        if (n <= 0) return;
+        at += static_cast<size_t>(n);
+      }
+    }
+  });
+  std::this_thread::sleep_for(500ms);  // replies pile up against a full socket
+  EXPECT_TRUE(h.call("status")["ok"]) << "another client was not served meanwhile";
+  for (int i = 1; i <= kRequests; ++i) {
+    auto line = c.read_line(10s);
+    ASSERT_TRUE(line) << "no reply " << i;
+    json reply = json::parse(*line);  // a torn or interleaved line does not parse
+    ASSERT_EQ(reply["id"], i);
+    if (i % 10 == 0) {
+      ASSERT_EQ(reply["result"]["hits"].size(), 8u) << line->substr(0, 200);
+    } else {
+      ASSERT_EQ(reply["error"]["code"], "unknown_command");
+    }
+  }
+  sender.join();
+}
+
 TEST(ControlSlowClient, ClientThatNeverReadsIsDropped) {
   daemon::RuntimeOptions o;
   o.write_timeout = 300ms;
