@@ -2,7 +2,8 @@
 // socket, who is on the other end, the request bytes framed into lines, the
 // reply bytes the peer has not taken yet, and the clocks the limits of
 // server.hpp are measured with. Touched by the event loop only, so it has no
-// lock: workers get a copy of a line and hand back a reply, never the connection.
+// lock: a worker gets a copy of a line and the socket to send its reply on
+// (send_now), and hands back what the socket did not take, never the connection.
 #pragma once
 
 #include <chrono>
