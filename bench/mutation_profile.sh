@@ -10,6 +10,8 @@
 #
 #   bench/mutation_profile.sh BUILD_DIR HP_BINARY [FILES]
 # HP_BINARY: passthrough_hp (fs_bench.sh builds it; hpnowb is the fair one).
+# MUT_PROF_OPS: the workloads of mutation_workload.sh to profile, in order
+# (default "create rename unlink"; "write" needs no files before it).
 # Needs perf (linux-perf) and root. Prints one block per server and operation.
 set -euo pipefail
 BUILD=${1:?build dir}
@@ -51,6 +53,7 @@ PARTS=(
   "path resolution (readlink of /proc/self/fd/N):fd_target"
   "refusal bookkeeping:leasefs::fuse::Filesystem::refuse"
   "audit thread (hash, line, sync):leasefs::memory::AuditLog::"
+  "release of a written file (FUSE side):leasefs::fuse::op_release"
   "event pump (reports to events):leasefs::control::GateEventPump::"
   "replies (fuse_reply_*):fuse_reply_"
   "backing file system (openat/renameat2/unlinkat):__x64_sys_openat|__x64_sys_renameat2|__x64_sys_unlinkat"
@@ -60,7 +63,7 @@ PARTS=(
 profile() {  # label pid mountdir
   local label=$1 pid=$2 dir=$3 op before after data
   mkdir -p "$dir/small" "$dir/count"
-  for op in create rename unlink; do
+  for op in ${MUT_PROF_OPS:-create rename unlink}; do
     data="$WORK/$label-$op.data"
     before=$(ticks "$pid")
     perf record -q -F 999 --call-graph dwarf,16384 -p "$pid" -o "$data" -- \
