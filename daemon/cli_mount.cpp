@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "base/fd_limit.hpp"
 #include "base/would_block.hpp"
 #include "daemon/busy_root.hpp"
 #include "daemon/cli.hpp"
@@ -50,6 +51,10 @@
 namespace leasefs::daemon {
 
 namespace {
+
+// The descriptor table's size at start: room for the inode cache's 8,192
+// descriptors (fuse/inode_fd.hpp), the open files and the connections.
+constexpr size_t kFdTableAtStart = 16384;
 
 std::optional<std::string> real_path(const std::string& path, std::string* error) {
   char buf[PATH_MAX];
@@ -454,6 +459,9 @@ int serve_files(const MountPlan& plan, int root_fd, Runtime& runtime, const sigs
 int serve(const MountPlan& plan, Reporter& report) {
   const sigset_t stop_signals = block_stop_signals();
   fuse::fd_budget();  // raises RLIMIT_NOFILE to the hard limit before anything opens
+  // Before any thread: the inode cache's descriptors and the open files then
+  // fit in the table without its growing under a request (base/fd_limit.hpp).
+  base::reserve_fd_table(std::min(fuse::fd_budget().limit(), kFdTableAtStart));
   base::UniqueFd root_fd = open_root(plan, report);
   if (!root_fd) return 1;
   std::optional<RuntimeOptions> ro = runtime_options(plan, report);
