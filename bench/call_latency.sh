@@ -63,14 +63,8 @@ for i in range(n):
 print(" ".join("%.1f" % (t[k] / n * 1e6) for k in ("open", "write", "close", "missing", "chmod")))
 '
 
-wait_mounted() {
-  for _ in $(seq 200); do
-    grep -q " $1 " /proc/self/mountinfo && stat "$1" >/dev/null 2>&1 && return 0
-    sleep 0.05
-  done
-  echo "mount at $1 did not come up" >&2
-  exit 1
-}
+# shellcheck source=bench/wait_mounted.sh
+. "$(dirname "$0")/wait_mounted.sh"
 
 # Where one column's tree lives this round: a fresh ext4 or a directory.
 home_for() {  # label

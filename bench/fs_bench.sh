@@ -155,13 +155,8 @@ for i in range(int(sys.argv[1])):
   rm -rf "$d/src" "$d/.git" 2>/dev/null || true
 }
 
-wait_mounted() {
-  for _ in $(seq 100); do
-    grep -q " $1 " /proc/self/mountinfo && stat "$1" >/dev/null 2>&1 && return 0
-    sleep 0.05
-  done
-  echo "mount at $1 did not come up" >&2; exit 1
-}
+# shellcheck source=bench/wait_mounted.sh
+. "$(dirname "$0")/wait_mounted.sh"
 
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "building a source tree to untar (/usr/include)..." >&2

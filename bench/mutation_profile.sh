@@ -32,14 +32,8 @@ trap cleanup EXIT INT TERM
 mkdir -p "$WORK/root" "$WORK/back-hp" "$WORK/mnt-hp"
 TCK=$(getconf CLK_TCK)
 
-wait_mounted() {
-  for _ in $(seq 100); do
-    grep -q " $1 " /proc/self/mountinfo && stat "$1" >/dev/null 2>&1 && return 0
-    sleep 0.05
-  done
-  echo "mount at $1 did not come up" >&2
-  exit 1
-}
+# shellcheck source=bench/wait_mounted.sh
+. "$HERE/wait_mounted.sh"
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # shellcheck source=bench/mutation_workload.sh
