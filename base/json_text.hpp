@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
 namespace leasefs::base {
+
+class JsonText;
 
 inline std::string json_text(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -49,6 +52,8 @@ class ObjectText {
   ObjectText& set(std::string_view key, const std::string& value) {
     return set(key, std::string_view(value));
   }
+  // A value whose text is made already (one made once and written many times).
+  ObjectText& set_text(std::string_view key, const JsonText& value);
   template <typename T>
   requires std::is_integral_v<T> ObjectText& set(std::string_view key, T value) {
     if constexpr (std::is_same_v<T, bool>) {
@@ -111,13 +116,42 @@ class ObjectText {
   std::vector<Member> members_;  // sorted by key
 };
 
+// A JSON array written item by item from texts made already.
+class ArrayText {
+ public:
+  ArrayText& push(const JsonText& item);
+  std::string str() const { return text_ + ']'; }
+
+ private:
+  std::string text_ = "[";
+};
+
 // A JSON value serialized once by json_text(), for readers that all want the same
 // bytes (the event bus's subscribers: the audit log, watch streams). Made only
-// from a value or an ObjectText, so its text is always one complete JSON document.
+// from a value, an ObjectText or an ArrayText, so its text is always one
+// complete JSON document.
 class JsonText {
  public:
   explicit JsonText(const nlohmann::json& value) : text_(json_text(value)) {}
   explicit JsonText(const ObjectText& object) : text_(object.str()) {}
+  explicit JsonText(const ArrayText& array) : text_(array.str()) {}
+  // `object` (a JSON object without `key`) with the member `key` added last,
+  // its value a text made already: the object is serialized once, as one text.
+  // Its members are then out of key order, which no reader minds.
+  static JsonText with_member(const nlohmann::json& object, std::string_view key,
+                              const JsonText& value) {
+    if (!object.is_object() || object.contains(key)) {
+      throw std::invalid_argument("with_member: not an object, or one that has the key");
+    }
+    JsonText out(object);
+    out.text_.pop_back();  // the closing brace
+    if (out.text_.size() > 1) out.text_ += ',';
+    out.text_ += json_text(nlohmann::json(key));
+    out.text_ += ':';
+    out.text_ += value.text_;
+    out.text_ += '}';
+    return out;
+  }
   const std::string& str() const noexcept { return text_; }
   // The value back, for the rare reader that needs a field.
   nlohmann::json value() const { return nlohmann::json::parse(text_); }
@@ -125,5 +159,15 @@ class JsonText {
  private:
   std::string text_;
 };
+
+inline ObjectText& ObjectText::set_text(std::string_view key, const JsonText& value) {
+  return put(key, value.str());
+}
+
+inline ArrayText& ArrayText::push(const JsonText& item) {
+  if (text_.size() > 1) text_ += ',';
+  text_ += item.str();
+  return *this;
+}
 
 }  // namespace leasefs::base

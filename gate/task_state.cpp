@@ -77,6 +77,14 @@ Grant grant_from_json(const json& j) {
 }  // namespace
 
 json to_json(const TaskState& s) {
+  json out = to_json_except_grants(s);
+  json grants = json::array();
+  for (const auto& g : s.grants) grants.push_back(to_json(g));
+  out["grants"] = std::move(grants);
+  return out;
+}
+
+json to_json_except_grants(const TaskState& s) {
   // Member by member, as to_json(Grant): every change of state is one of these.
   json history = json::array();
   for (const auto& t : s.history) {
@@ -87,8 +95,6 @@ json to_json(const TaskState& s) {
     h["at_ms"] = t.at_ms;
     history.push_back(std::move(h));
   }
-  json grants = json::array();
-  for (const auto& g : s.grants) grants.push_back(to_json(g));
   json out = json::object();
   out["schema_version"] = kStateSchemaVersion;
   out["turn_index"] = s.turn_index;
@@ -105,7 +111,6 @@ json to_json(const TaskState& s) {
   out["history"] = std::move(history);
   out["created_ms"] = s.created_ms;
   out["updated_ms"] = s.updated_ms;
-  out["grants"] = std::move(grants);
   if (s.ask_ms) out["ask_ms"] = *s.ask_ms;
   return out;
 }

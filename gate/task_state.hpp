@@ -56,6 +56,8 @@ struct TaskState {
 
 nlohmann::json to_json(const Grant& grant);
 nlohmann::json to_json(const TaskState& state);
+// Every member but "grants" (state/state_text.hpp keeps each grant's text).
+nlohmann::json to_json_except_grants(const TaskState& state);
 // Throws std::invalid_argument naming the first bad field. A state from before
 // schema versions (no "schema_version") is accepted; its "access_mode" is ignored,
 // so an old "writable" mark never opens writes.

@@ -103,11 +103,11 @@ std::vector<StateLog::Record> StateLog::read_all() {
   return records;
 }
 
-void StateLog::append(uint64_t seq, nlohmann::json state, Sync sync) {
-  nlohmann::json record = nlohmann::json::object();
-  record["seq"] = seq;
-  record["state"] = std::move(state);  // a state is large: moved, never copied
-  const std::string payload = record.dump();
+void StateLog::append(uint64_t seq, const base::JsonText& state, Sync sync) {
+  base::ObjectText record;
+  record.set("seq", seq);
+  record.set_text("state", state);
+  const std::string payload = record.str();
   std::string line = base::sha256_hex(payload);
   line += ' ';
   line += payload;

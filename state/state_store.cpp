@@ -150,7 +150,7 @@ uint64_t StateStore::append(const gate::TaskState& state, StateLog::Sync sync) {
   const bool fold = !snapshot_written_ || log_.size_bytes() >= kCompactBytes;
   if (fold) base::would_block_here();
   const uint64_t seq = seq_ + 1;
-  log_.append(seq, to_json(state), sync);
+  log_.append(seq, state_text_.of(state), sync);
   seq_ = seq;
   last_ = state;
   dirty_ = true;

@@ -15,6 +15,7 @@
 #include "gate/task_state.hpp"
 #include "state/longrun_dir.hpp"
 #include "state/state_log.hpp"
+#include "state/state_text.hpp"
 
 namespace leasefs::service {
 
@@ -72,6 +73,7 @@ class StateStore {
   const LongrunDir& dir_;
   StateLog log_;
   uint64_t seq_ = 0;                          // of the last record written (appends are serialized)
+  StateText state_text_;                      // the log's records
   gate::TaskState last_;                      // its state, for a compaction at the stop
   bool dirty_ = false;                        // records appended since the last compaction
   bool snapshot_written_ = false;             // state.json exists

@@ -45,5 +45,31 @@ TEST(ObjectText, AnEmptyObject) {
   EXPECT_EQ(ObjectText().str(), "{}");
 }
 
+// Texts made once and put into others (state/state_text.hpp) read back as the
+// library's own for the whole.
+TEST(JsonText, TextsMadeAlreadyReadBackAsTheWhole) {
+  const json inner = {{"id", "G_1"}, {"paths", {"src/*", "q\"\\"}}, {"n", nullptr}};
+  ArrayText array;
+  EXPECT_EQ(JsonText(array).str(), "[]");
+  array.push(JsonText(inner)).push(JsonText(json(3)));
+  const JsonText items(array);
+  EXPECT_EQ(json::parse(items.str()), json::array({inner, 3}));
+  json object = {{"z", 1}, {"a", "x\n\"y\""}, {"m", {{"k", false}}}};
+  const JsonText whole = JsonText::with_member(object, "odd \"key\"", items);
+  object["odd \"key\""] = json::array({inner, 3});
+  EXPECT_EQ(json::parse(whole.str()), object);
+  EXPECT_EQ(json::parse(JsonText::with_member(json::object(), "g", items).str()),
+            json({{"g", json::array({inner, 3})}}));
+  // Never a second member of one name, nor a member of what is not an object.
+  EXPECT_THROW(JsonText::with_member(object, "z", items), std::invalid_argument);
+  EXPECT_THROW(JsonText::with_member(json::array(), "g", items), std::invalid_argument);
+}
+
+TEST(ObjectText, TakesATextMadeAlready) {
+  ObjectText text;
+  text.set("seq", 4).set_text("state", JsonText(json{{"b", "\u00e9"}}));
+  EXPECT_EQ(text.str(), json_text(json{{"seq", 4}, {"state", {{"b", "\u00e9"}}}}));
+}
+
 }  // namespace
 }  // namespace leasefs::base
