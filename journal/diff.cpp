@@ -11,6 +11,7 @@
 
 #include "base/beneath.hpp"
 #include "base/inert_text.hpp"
+#include "base/no_atime.hpp"
 #include "base/spawn.hpp"
 #include "journal/kept_paths.hpp"
 #include "journal/undo.hpp"
@@ -90,7 +91,8 @@ After after_from_tree(int root, const std::string& path) {
   a.ino = st.st_ino;
   if (S_ISREG(st.st_mode)) {
     a.kind = EntryKind::kFile;
-    base::UniqueFd f(::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    base::UniqueFd f =
+        base::openat_no_atime(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (f) {
       a.xattrs = read_xattrs(f.get());
       bool complete = false;

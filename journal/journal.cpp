@@ -14,6 +14,7 @@
 #include "base/beneath.hpp"
 #include "base/failpoint.hpp"
 #include "base/json_text.hpp"
+#include "base/no_atime.hpp"
 #include "base/sha256.hpp"
 #include "base/would_block.hpp"
 #include "journal/kept_paths.hpp"
@@ -423,7 +424,8 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
     take_stat(e, st);
     if (S_ISREG(st.st_mode)) {
       e.kind = EntryKind::kFile;
-      base::UniqueFd f(::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+      base::UniqueFd f =
+          base::openat_no_atime(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
       if (!f) return -errno;
       e.xattrs = read_xattrs(f.get());
       if (int r = save_content_locked(f.get(), st, e); r < 0) return r;
@@ -569,7 +571,8 @@ int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_
   if (st.st_nlink > 1) {
     // Another name keeps the file (a link made under another grant): keep a copy
     // and remove this name only; the file itself is not the journal's.
-    base::UniqueFd f(::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    base::UniqueFd f =
+        base::openat_no_atime(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat opened {};
     if (!f || ::fstat(f.get(), &opened) != 0) return -errno;
     if (opened.st_dev != dev || opened.st_ino != ino) return -ESTALE;

@@ -164,6 +164,41 @@ bool eventually_contains(const std::string& file, const std::string& needle) {
   return false;
 }
 
+// The audit's hash of a file written through a lease reads it after its close.
+// Natively nothing reads it then, so its access time stays as the writer left
+// it (relatime would otherwise move it past the modification time, which is
+// how mail readers and `find -anewer` tell a file read since it was changed).
+TEST_F(DaemonTest, HashingAWrittenFileLeavesItsAccessTimeAsItWas) {
+  auto r = leasefs({"mount", root, mnt, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ControlClient c(sock);
+  ASSERT_TRUE(c.call("start", {{"description", "atime"}}).value("ok", false));
+  ASSERT_TRUE(c.call("grant", {{"reason", "write one file"}}).value("ok", false));
+  ControlClient watch(sock);
+  ASSERT_TRUE(watch.call("watch").value("ok", false));
+  RunOptions in_mnt;
+  in_mnt.cwd = mnt;
+  // Written, then given an access time before its modification time, as an
+  // extracting tool does, then closed.
+  auto w = run_sh(
+      "python3 -c \"import os\n"
+      "with open('t.txt', 'w') as f:\n"
+      "    f.write('text'); f.flush(); os.utime(f.fileno(), ns=(1000000000, 2000000000))\"",
+      in_mnt);
+  ASSERT_EQ(w.exit_code, 0) << w.output;
+  nlohmann::json closed;
+  while (closed.is_null()) {
+    nlohmann::json e = nlohmann::json::parse(watch.read_line(10000));
+    if (e.value("type", "") == "write_closed" && e.value("path", "") == "t.txt") closed = e;
+  }
+  EXPECT_TRUE(closed.contains("sha256")) << closed.dump();
+  struct stat st {};
+  ASSERT_EQ(::stat((root + "/t.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_atim.tv_sec, 1);
+  EXPECT_EQ(st.st_atim.tv_nsec, 0);
+  EXPECT_EQ(st.st_mtim.tv_sec, 2);
+}
+
 TEST_F(DaemonTest, StatusMdThroughTheMountFollowsRefusalGrantAndTurn) {
   auto r = leasefs({"mount", root, "--socket", sock});
   ASSERT_EQ(r.exit_code, 0) << r.output;

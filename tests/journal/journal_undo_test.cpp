@@ -37,6 +37,25 @@ TEST_F(JournalUndo, SedInPlace) {
   round_trip("sed -i 's/two/TWO/' a.txt", {"-two", "+TWO", "--- a/a.txt"});
 }
 
+// The journal reads a file's content before its first change in a turn, and
+// diff reads it again; natively an append reads nothing, so neither read may
+// move the file's access time (base/no_atime.hpp).
+TEST_F(JournalUndo, PreImagesAndDiffLeaveAccessTimesAsTheyWere) {
+  ASSERT_EQ(run_sh("cd " + root +
+                   " && printf 'one\\n' > a.txt && python3 -c \"import os\n"
+                   "os.utime('a.txt', ns=(1000000000, 2000000000))\"")
+                .exit_code,
+            0);
+  mount();
+  const uint64_t turn = leased_turn();
+  ASSERT_EQ(sh("echo two >> a.txt").exit_code, 0);
+  const std::string text = ok("diff", {{"turn", turn}}).value("text", std::string());
+  EXPECT_NE(text.find("+two"), std::string::npos) << text;
+  RunResult st = sh("python3 -c \"import os; print(os.stat('a.txt').st_atime_ns)\"");
+  ASSERT_EQ(st.exit_code, 0) << st.output;
+  EXPECT_EQ(st.output, "1000000000\n");
+}
+
 // A name is bytes, not text: an agent may pick any. Names, a symlink's target
 // and an attribute's name that are not UTF-8 are written, renamed and changed
 // as natively, and undo puts back exactly those bytes.
