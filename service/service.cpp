@@ -80,14 +80,18 @@ void Service::require_readable_state() const {
 }
 
 void Service::write_status() {
+  // Rendered by status.md's writer, from copies of what it shows as of now.
   try {
-    std::string text =
-        render_status_md(state_, refusals_, base::now_ms(), reserve_ && reserve_->full());
-    if (!state_error_.empty()) {
-      text = "# STATE UNREADABLE: the tree is read-only for everyone\n\nError: " +
-             md_quote(state_error_) + "\n\n" + kStateRepairHint + "\n\n" + text;
-    }
-    status_file_.publish(std::move(text));
+    status_file_.publish([state = state_, refusals = refusals_, now_ms = base::now_ms(),
+                          disk_full = reserve_ && reserve_->full(), error = state_error_] {
+      std::string text = render_status_md(state, *refusals, now_ms, disk_full);
+      if (!error.empty()) {
+        text =
+            "# STATE UNREADABLE: the tree is read-only for everyone\n\nError: " + md_quote(error) +
+            "\n\n" + kStateRepairHint + "\n\n" + text;
+      }
+      return text;
+    });
   } catch (const std::exception& e) {
     spdlog::warn("cannot update status.md: {}", e.what());
   }
@@ -192,7 +196,7 @@ StatusReport Service::status() {
   out.turn = state_.turn_index;
   out.pending_checkpoint = store_.has_pending_checkpoint();
   out.memory_records = memory_.count();
-  out.recent_refusals = refusals_;
+  out.recent_refusals = *refusals_;
   out.refusals_total = refusals_total_;
   if (file_plane_status_) out.file_plane = file_plane_status_();
   if (reserve_) out.disk = reserve_->status();
@@ -211,15 +215,18 @@ void Service::note_refusals(const std::vector<json>& refusals, uint64_t extra) {
   if (refusals.empty() && extra == 0) return;
   auto lock = lock_service();
   refusals_total_ += extra;
+  // A new list, not a change of the one a published status.md text holds.
+  auto recent = std::make_shared<std::vector<json>>(*refusals_);
   for (const json& refusal : refusals) {
-    refusals_.push_back(refusal);
+    recent->push_back(refusal);
     const json count = refusal.value("count", json(1));
     refusals_total_ += count.is_number_unsigned() ? count.get<uint64_t>() : 1;
   }
-  if (refusals_.size() > kRecentRefusals) {
-    refusals_.erase(refusals_.begin(), refusals_.begin() + static_cast<std::ptrdiff_t>(
-                                                               refusals_.size() - kRecentRefusals));
+  if (recent->size() > kRecentRefusals) {
+    recent->erase(recent->begin(),
+                  recent->begin() + static_cast<std::ptrdiff_t>(recent->size() - kRecentRefusals));
   }
+  refusals_ = std::move(recent);
   write_status();
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -198,7 +199,9 @@ class Service {
 
   mutable std::mutex mu_;  // serializes commands; guards state_ and refusals_
   gate::TaskState state_;
-  std::vector<nlohmann::json> refusals_;
+  // Replaced, never changed: a status.md text waiting to be rendered holds one.
+  std::shared_ptr<const std::vector<nlohmann::json>> refusals_ =
+      std::make_shared<const std::vector<nlohmann::json>>();
   gate::AskChannel* ask_channel_ = nullptr;
   int64_t ask_default_ms_ = 0;
   std::map<std::string, uint64_t> asks_;  // request id -> the filesystem's ask id

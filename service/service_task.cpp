@@ -80,7 +80,7 @@ StartResult Service::start(const StartArgs& args, const gate::Actor& actor) {
   next.created_ms = now;
   set_status(next, gate::TaskStatus::kInProgress, "started by uid " + std::to_string(actor.uid),
              now);
-  refusals_.clear();  // an earlier task's refusals are not this one's
+  refusals_ = std::make_shared<const std::vector<nlohmann::json>>();  // not an earlier task's
   refusals_total_ = 0;
   commit(std::move(next));
   spdlog::info("task {} started: {}", state_.task_id, state_.description);

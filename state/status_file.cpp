@@ -12,14 +12,14 @@ StatusFile::~StatusFile() {
   writer_.stop();
 }
 
-void StatusFile::publish(std::string text) {
+void StatusFile::publish(Render render) {
   bool idle;
   {
     std::lock_guard lock(mu_);
     // A writer with a text still to write takes the newest when its gathering
     // ends: only an idle one needs waking.
     idle = published_ == done_;
-    text_ = std::move(text);
+    render_ = std::move(render);
     ++published_;
   }
   if (idle) writer_.wake();
@@ -41,10 +41,10 @@ void StatusFile::write_loop() {
     if (published_ == done_) return;  // stopping, and nothing left to write
     writer_.wait_until(lock, next_write_, [&] { return flushers_ > 0; });
     const uint64_t version = published_;
-    const std::string text = text_;
+    const Render render = std::move(render_);  // each version is written once
     lock.unlock();
     try {
-      store_.write_file("status.md", text, false);
+      store_.write_file("status.md", render(), false);
     } catch (const std::exception& e) {
       spdlog::warn("cannot update status.md: {}", e.what());
     }

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -30,7 +31,11 @@ class StatusFile {
   StatusFile(const StatusFile&) = delete;
   StatusFile& operator=(const StatusFile&) = delete;
 
-  void publish(std::string text);
+  // The text of a change, made by `render` on the writer's thread when it
+  // writes: a change costs its publisher a copy of what the text shows, and a
+  // burst renders once per write. `render` must own what it reads.
+  using Render = std::function<std::string()>;
+  void publish(Render render);
   // Returns once the last text published before the call is in the file (or its
   // write failed, which is logged).
   void flush();
@@ -41,7 +46,7 @@ class StatusFile {
   const StateStore& store_;
   std::mutex mu_;
   std::condition_variable written_;
-  std::string text_;
+  Render render_;  // the newest change's, until the writer takes it
   uint64_t published_ = 0;
   uint64_t done_ = 0;
   int flushers_ = 0;  // callers of flush() waiting: no gathering for them

@@ -17,6 +17,10 @@ namespace {
 
 using test::TempDir;
 
+StatusFile::Render text(std::string t) {
+  return [t = std::move(t)] { return t; };
+}
+
 TEST(StatusFile, AFlushInTheMiddleOfABurstFindsTheNewestText) {
   TempDir root;
   LongrunDir dir(root.fd(), root.path());
@@ -24,7 +28,7 @@ TEST(StatusFile, AFlushInTheMiddleOfABurstFindsTheNewestText) {
   StatusFile status(store);
   for (int round = 0; round < 5; ++round) {
     for (int i = 0; i < 200; ++i)
-      status.publish("round " + std::to_string(round) + " text " + std::to_string(i) + "\n");
+      status.publish(text("round " + std::to_string(round) + " text " + std::to_string(i) + "\n"));
     status.flush();
     EXPECT_EQ(TempDir::read(root.longrun("status.md")),
               "round " + std::to_string(round) + " text 199\n");
@@ -48,12 +52,12 @@ TEST(StatusFile, EveryChangeReachesTheFileWithoutAFlush) {
     return false;
   };
   for (int i = 0; i < 5; ++i) {
-    const std::string text = "change " + std::to_string(i) + "\n";
-    status.publish(text);
-    ASSERT_TRUE(eventually_reads(text)) << "status.md never got " << text;
+    const std::string change = "change " + std::to_string(i) + "\n";
+    status.publish(text(change));
+    ASSERT_TRUE(eventually_reads(change)) << "status.md never got " << change;
   }
-  status.publish("one\n");
-  status.publish("two\n");  // while the first is written or gathered
+  status.publish(text("one\n"));
+  status.publish(text("two\n"));  // while the first is written or gathered
   EXPECT_TRUE(eventually_reads("two\n"));
 }
 
@@ -63,12 +67,37 @@ TEST(StatusFile, AStopWritesTheLastTextPublished) {
   StateStore store(dir);
   {
     StatusFile status(store);
-    status.publish("first\n");
+    status.publish(text("first\n"));
     status.flush();
-    status.publish("second\n");  // inside the gathering after the first write
-    status.publish("last\n");
+    status.publish(text("second\n"));  // inside the gathering after the first write
+    status.publish(text("last\n"));
   }
   EXPECT_EQ(TempDir::read(root.longrun("status.md")), "last\n");
+}
+
+// The text is made by the writer, off the thread that publishes (a command
+// under the service's lock); a text that cannot be made leaves the file as it
+// was and the writer writing.
+TEST(StatusFile, TheTextIsMadeOnTheWritersThreadAndAFailureToMakeItIsNotFatal) {
+  TempDir root;
+  LongrunDir dir(root.fd(), root.path());
+  StateStore store(dir);
+  StatusFile status(store);
+  std::thread::id made_on;
+  status.publish([&made_on] {
+    made_on = std::this_thread::get_id();
+    return std::string("made\n");
+  });
+  status.flush();
+  EXPECT_EQ(TempDir::read(root.longrun("status.md")), "made\n");
+  EXPECT_NE(made_on, std::thread::id());
+  EXPECT_NE(made_on, std::this_thread::get_id());
+  status.publish([]() -> std::string { throw std::runtime_error("cannot render"); });
+  status.flush();
+  EXPECT_EQ(TempDir::read(root.longrun("status.md")), "made\n");
+  status.publish(text("after\n"));
+  status.flush();
+  EXPECT_EQ(TempDir::read(root.longrun("status.md")), "after\n");
 }
 
 }  // namespace
