@@ -11,9 +11,8 @@ UniqueFd openat_no_atime(int dir_fd, const char* name, int flags) {
   return fd;
 }
 
-void set_no_atime(int fd) noexcept {
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags | O_NOATIME);
+void set_no_atime(int fd, int flags) noexcept {
+  (void)::fcntl(fd, F_SETFL, flags | O_NOATIME);
 }
 
 }  // namespace leasefs::base

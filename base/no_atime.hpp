@@ -14,7 +14,8 @@ namespace leasefs::base {
 // allowed. Empty fd and errno as openat's otherwise.
 UniqueFd openat_no_atime(int dir_fd, const char* name, int flags);
 
-// O_NOATIME on an open description the daemon alone reads from now on.
-void set_no_atime(int fd) noexcept;
+// O_NOATIME on an open description the daemon alone reads from now on;
+// `flags` are its status flags (F_GETFL), which the caller has read already.
+void set_no_atime(int fd, int flags) noexcept;
 
 }  // namespace leasefs::base

@@ -26,7 +26,7 @@ void op_release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
       const int mode = ::fcntl(handle->fd.get(), F_GETFL);
       if (mode >= 0 && (mode & O_ACCMODE) == O_RDWR) {
         closed.content = std::move(handle->fd);
-        base::set_no_atime(closed.content.get());  // the caller's file is closed
+        base::set_no_atime(closed.content.get(), mode);  // the caller's file is closed
       } else {
         closed.content = base::openat_no_atime(
             AT_FDCWD, Filesystem::fd_path(handle->inode->fd.get()).c_str(), O_RDONLY | O_CLOEXEC);
