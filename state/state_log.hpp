@@ -59,9 +59,6 @@ class StateLog {
   // Writes one record. Throws Error{io_error} when it cannot, or when an earlier
   // sync failed (from then on the log takes nothing: fail closed).
   void append(uint64_t seq, const base::JsonText& state, Sync sync = Sync::kNow);
-  void append(uint64_t seq, const nlohmann::json& state, Sync sync = Sync::kNow) {
-    append(seq, base::JsonText(state), sync);
-  }
   // Returns once every record up to `seq` is on disk. Throws Error{io_error} if
   // the fdatasync that was to cover it failed.
   void wait_durable(uint64_t seq);

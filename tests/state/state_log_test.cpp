@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/json_text.hpp"
 #include "base/sha256.hpp"
 #include "memory/ledger.hpp"
 #include "memory/sqlite_memory_store.hpp"
@@ -148,7 +149,7 @@ TEST(StateLog, EveryWaiterReturnsWithItsRecordAndAllBeforeItOnDisk) {
           std::lock_guard lock(order);
           mine = ++seq;
           // Half of them are records nobody would wait for: waiting ends the gathering.
-          log.append(mine, nlohmann::json{{"n", mine}},
+          log.append(mine, base::JsonText(nlohmann::json{{"n", mine}}),
                      mine % 2 ? service::StateLog::Sync::kGathered : service::StateLog::Sync::kNow);
         }
         log.wait_durable(mine);
@@ -168,11 +169,12 @@ TEST(StateLog, I7_ARecordNobodyWaitsForIsSyncedAllTheSame) {
   service::LongrunDir dir(root.fd(), root.path());
   service::StateLog log(dir);
   ::setenv("LEASEFS_FAILPOINT", "state_log.sync", 1);
-  log.append(1, nlohmann::json{{"n", 1}}, service::StateLog::Sync::kGathered);
+  log.append(1, base::JsonText(nlohmann::json{{"n", 1}}), service::StateLog::Sync::kGathered);
   bool refused = false;
   for (uint64_t seq = 2; !refused && seq < 10'000; ++seq) {
     try {
-      log.append(seq, nlohmann::json{{"n", seq}}, service::StateLog::Sync::kGathered);
+      log.append(seq, base::JsonText(nlohmann::json{{"n", seq}}),
+                 service::StateLog::Sync::kGathered);
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), "io_error");
@@ -189,15 +191,16 @@ TEST(StateLog, I7_ARecordNobodyWaitsForWakesAnIdleSyncer) {
   TempDir root;
   service::LongrunDir dir(root.fd(), root.path());
   service::StateLog log(dir);
-  log.append(1, nlohmann::json{{"n", 1}});
+  log.append(1, base::JsonText(nlohmann::json{{"n", 1}}));
   log.wait_durable(1);  // the syncer is idle from here on
   ::setenv("LEASEFS_FAILPOINT", "state_log.sync", 1);
-  log.append(2, nlohmann::json{{"n", 2}}, service::StateLog::Sync::kGathered);
+  log.append(2, base::JsonText(nlohmann::json{{"n", 2}}), service::StateLog::Sync::kGathered);
   bool refused = false;
   for (uint64_t seq = 3; !refused && seq < 10'000; ++seq) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     try {
-      log.append(seq, nlohmann::json{{"n", seq}}, service::StateLog::Sync::kGathered);
+      log.append(seq, base::JsonText(nlohmann::json{{"n", seq}}),
+                 service::StateLog::Sync::kGathered);
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), "io_error");
       refused = true;
