@@ -15,6 +15,7 @@
 
 #include "base/beneath.hpp"
 #include "base/clock.hpp"
+#include "base/open_by_handle.hpp"
 
 namespace leasefs::fuse {
 
@@ -200,7 +201,7 @@ std::string Filesystem::live_name_of(int fd) const {
   // (open_by_handle_at wants a mount fd that is not O_PATH.)
   base::UniqueFd mount_fd(::openat(root_.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!mount_fd) return {};
-  base::UniqueFd again(::open_by_handle_at(mount_fd.get(), fh, O_PATH | O_CLOEXEC));
+  base::UniqueFd again = base::open_by_handle(mount_fd.get(), fh, O_PATH | O_CLOEXEC);
   if (!again) return {};
   std::string target = fd_target(again.get());
   if (target.ends_with(" (deleted)")) return {};

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "base/open_by_handle.hpp"
+
 namespace leasefs::fuse {
 
 namespace {
@@ -367,14 +369,14 @@ PinnedFd FdCache::pin(const InodeFd& inode) {
     inode.copy_handle(&handle);
   }
   // Reopen outside the lock (it may read the inode from disk).
-  base::UniqueFd fd(::open_by_handle_at(mount_fd_.get(), &handle.fh, O_PATH | O_CLOEXEC));
+  base::UniqueFd fd = base::open_by_handle(mount_fd_.get(), &handle.fh, O_PATH | O_CLOEXEC);
   if (!fd && (errno == EMFILE || errno == ENFILE)) {
     {
       Closing closing(budget_);
       std::lock_guard lock(mu_);
       evict_locked(open_ > 0 ? open_ - 1 : 0, closing);
     }
-    fd.reset(::open_by_handle_at(mount_fd_.get(), &handle.fh, O_PATH | O_CLOEXEC));
+    fd = base::open_by_handle(mount_fd_.get(), &handle.fh, O_PATH | O_CLOEXEC);
   }
   if (!fd) {
     const int err = errno;
