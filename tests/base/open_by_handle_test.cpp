@@ -34,6 +34,17 @@ void churn(const std::string& dir, int id, const std::atomic<bool>& stop) {
   }
 }
 
+// Commits of the file system's journal, one after another: a file being made
+// may wait for one while the kernel holds it half made, which is when a
+// lookup meeting it answers ENOMEM, for as long as the wait.
+void sync_loop(const std::string& dir, const std::atomic<bool>& stop) {
+  const std::string name = dir + "/synced";
+  UniqueFd fd(::open(name.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+  for (char byte = 0; fd && !stop.load(std::memory_order_relaxed); ++byte) {
+    if (::pwrite(fd.get(), &byte, 1, 0) != 1 || ::fsync(fd.get()) != 0) break;
+  }
+}
+
 // A removed file's handle, asked while other files are being made in the same
 // directory, is stale: never "out of memory", which the kernel answers
 // meanwhile when the lookup meets a new file made with the same number. (On
@@ -45,6 +56,7 @@ TEST(OpenByHandle, AGoneFileIsStaleEvenWhileItsNumberIsBeingReused) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> churners;
   for (int id = 0; id < 2; ++id) churners.emplace_back(churn, dir.path(), id, std::cref(stop));
+  churners.emplace_back(sync_loop, dir.path(), std::cref(stop));
   int stale = 0, reopened = 0;
   std::string unexpected;
   for (int i = 0; i < 40000 && unexpected.empty(); ++i) {
@@ -75,6 +87,57 @@ TEST(OpenByHandle, AGoneFileIsStaleEvenWhileItsNumberIsBeingReused) {
   }
   EXPECT_EQ(unexpected, "");
   EXPECT_GT(stale + reopened, 0);
+}
+
+// The asking itself, with answers made up.
+TEST(OpenByHandle, ENomemIsAskedAgainUntilAnotherAnswer) {
+  int asked = 0;
+  UniqueFd fd = ask_while_out_of_memory(
+      [&] {
+        errno = ++asked <= 20 ? ENOMEM : ESTALE;
+        return -1;
+      },
+      std::chrono::seconds(30));
+  EXPECT_FALSE(fd);
+  EXPECT_EQ(errno, ESTALE);
+  EXPECT_EQ(asked, 21);
+}
+
+TEST(OpenByHandle, AnFdOrAnotherErrorIsTheAnswerAtOnce) {
+  int asked = 0;
+  UniqueFd fd = ask_while_out_of_memory(
+      [&] {
+        ++asked;
+        return ::open("/", O_PATH | O_CLOEXEC);
+      },
+      std::chrono::seconds(30));
+  EXPECT_TRUE(fd);
+  EXPECT_EQ(asked, 1);
+  asked = 0;
+  fd = ask_while_out_of_memory(
+      [&] {
+        ++asked;
+        errno = ESTALE;
+        return -1;
+      },
+      std::chrono::seconds(30));
+  EXPECT_FALSE(fd);
+  EXPECT_EQ(errno, ESTALE);
+  EXPECT_EQ(asked, 1);
+}
+
+TEST(OpenByHandle, AShortageThatLastsIsReportedOnceThePatienceIsOver) {
+  int asked = 0;
+  UniqueFd fd = ask_while_out_of_memory(
+      [&] {
+        ++asked;
+        errno = ENOMEM;
+        return -1;
+      },
+      std::chrono::milliseconds(30));
+  EXPECT_FALSE(fd);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_GT(asked, 8);  // asked at once, then after pauses
 }
 
 }  // namespace
