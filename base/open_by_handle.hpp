@@ -27,16 +27,19 @@ UniqueFd open_by_handle(int mount_fd, struct file_handle* handle, int flags);
 // has passed. A real shortage of memory still fails, late.
 template <class Ask>
 UniqueFd ask_while_out_of_memory(Ask ask, std::chrono::microseconds patience) {
+  UniqueFd fd(ask());
+  if (fd || errno != ENOMEM) return fd;  // the clock is read only past here
   using Clock = std::chrono::steady_clock;
   const auto until = Clock::now() + patience;
   std::chrono::microseconds pause{20};
-  for (int asked = 1;; ++asked) {
-    UniqueFd fd(ask());
+  for (int asked = 2;; ++asked) {
+    if (asked > 8) {
+      const timespec ts{0, static_cast<long>(pause.count()) * 1000};
+      ::nanosleep(&ts, nullptr);
+      pause = std::min(pause * 2, std::chrono::microseconds{5000});
+    }
+    fd = UniqueFd(ask());
     if (fd || errno != ENOMEM || Clock::now() >= until) return fd;
-    if (asked < 8) continue;
-    const timespec ts{0, static_cast<long>(pause.count()) * 1000};
-    ::nanosleep(&ts, nullptr);
-    pause = std::min(pause * 2, std::chrono::microseconds{5000});
   }
 }
 
