@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,6 +93,37 @@ bool is_entry_name(const std::string& name) {
   return name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0 && name[0] != '.';
 }
 
+// Held while a daemon sweeps, writes or removes entries. Mount ids are reused as
+// soon as a mount is gone, so a new daemon may rename its entry over a name that
+// another daemon has just read as dead or as its own; under the lock the reading
+// and the removing are one step. Only the registry's owner can open the file.
+class RegistryLock {
+ public:
+  explicit RegistryLock(const std::string& dir) : path_(dir + "/.lock") {
+    fd_.reset(::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    struct stat st {};
+    if (!fd_ || ::fstat(fd_.get(), &st) != 0) {
+      problem_ = "cannot open " + path_ + ": " + std::strerror(errno);
+    } else if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+      problem_ = path_ + " is not a file of uid " + std::to_string(::geteuid());
+    } else {
+      while (::flock(fd_.get(), LOCK_EX) != 0) {
+        if (errno == EINTR) continue;
+        problem_ = "cannot lock " + path_ + ": " + std::strerror(errno);
+        break;
+      }
+    }
+    if (!problem_.empty()) fd_.reset();
+  }
+  // Empty once the lock is held.
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string path_;
+  std::string problem_;
+  base::UniqueFd fd_;  // closing it lets the lock go
+};
+
 }  // namespace
 
 std::string registry_dir(uid_t owner) {
@@ -126,6 +158,8 @@ std::string register_daemon(const std::string& dir, const RegistryEntry& e) {
   if (auto why = untrusted_path(dir, ::geteuid())) {
     throw Error(Errc::kIoError, "the daemon registry is not safe to use: " + *why);
   }
+  const RegistryLock lock(dir);
+  if (!lock.problem().empty()) throw Error(Errc::kIoError, lock.problem());
   // The entries of daemons that died without removing theirs.
   if (DIR* d = ::opendir(dir.c_str())) {
     while (const dirent* de = ::readdir(d)) {
@@ -167,6 +201,9 @@ void unregister_daemon(const std::string& path) noexcept {
       ::open(path.substr(0, slash).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dir_fd) return;
   const std::string name = path.substr(slash + 1);
+  // Without the lock the entry stays: once this process is gone, readers skip it.
+  const RegistryLock lock(path.substr(0, slash));
+  if (!lock.problem().empty()) return;
   auto e = read_entry(dir_fd.get(), name.c_str(), ::geteuid());
   if (e && e->pid == ::getpid()) ::unlinkat(dir_fd.get(), name.c_str(), 0);
 }

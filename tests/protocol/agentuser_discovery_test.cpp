@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
 
 #include "base/mountinfo.hpp"
 #include "daemon/mount_watch.hpp"
@@ -62,6 +64,68 @@ TEST(DaemonRegistry, OnlyLiveEntriesTheOwnerWroteInADirectoryNobodyElseWritesAre
   EXPECT_EQ(::stat((dir + "/43.json").c_str(), &st), 0);
   protocol::unregister_daemon(mine);
   EXPECT_NE(::stat(mine.c_str(), &st), 0);
+  test::remove_tree(dir.substr(0, dir.rfind('/')));
+}
+
+// Mount ids are reused as soon as a mount is gone, so a new daemon may register
+// under the name a dead or leaving daemon's entry still has. Neither the sweep of
+// dead entries nor a leaving daemon may then remove the new daemon's entry: each
+// race below once left a live daemon that leasectl called untrusted.
+TEST(DaemonRegistry, ASweepNeverRemovesTheLiveEntryThatReplacedADeadOne) {
+  const std::string dir = test::make_temp_dir("leasefs-registry-") + "/daemons";
+  const pid_t dead = dead_pid();
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> sweeps{0};
+  std::thread sweeper([&] {
+    while (!done) {
+      protocol::register_daemon(dir, entry(::getpid(), 1));  // sweeps on every call
+      ++sweeps;
+    }
+  });
+  const std::string live = dir + "/2.json";
+  int lost = 0;
+  for (int i = 0; i < 3000 && lost == 0; ++i) {
+    protocol::register_daemon(dir, entry(dead, 2));
+    protocol::register_daemon(dir, entry(::getpid(), 2));
+    // Any sweep that was under way when the live entry landed has ended after two more.
+    const uint64_t seen = sweeps;
+    while (sweeps < seen + 2) std::this_thread::yield();
+    struct stat st {};
+    if (::stat(live.c_str(), &st) != 0) lost = i + 1;
+  }
+  done = true;
+  sweeper.join();
+  EXPECT_EQ(lost, 0) << "the live entry was swept in round " << lost;
+  test::remove_tree(dir.substr(0, dir.rfind('/')));
+}
+
+TEST(DaemonRegistry, ALeavingDaemonNeverRemovesTheEntryOfTheOneThatTookItsMountId) {
+  const std::string dir = test::make_temp_dir("leasefs-registry-") + "/daemons";
+  const std::string path = dir + "/3.json";
+  int lost = 0;
+  for (int i = 0; i < 3000 && lost == 0; ++i) {
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t leaving = ::fork();
+    if (leaving == 0) {
+      protocol::register_daemon(dir, entry(::getpid(), 3));
+      char c = 'r';
+      if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+      protocol::unregister_daemon(path);
+      ::_exit(0);
+    }
+    char c = 0;
+    ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    protocol::register_daemon(dir, entry(::getpid(), 3));
+    int status = 0;
+    ::waitpid(leaving, &status, 0);
+    ::close(ready[0]);
+    ::close(ready[1]);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    auto read = protocol::read_registry(dir, ::geteuid());
+    if (read.size() != 1 || read[0].pid != ::getpid()) lost = i + 1;
+  }
+  EXPECT_EQ(lost, 0) << "the new daemon's entry was removed in round " << lost;
   test::remove_tree(dir.substr(0, dir.rfind('/')));
 }
 
