@@ -3,9 +3,10 @@
 // (user_id=), which any user may make over a directory it owns where /dev/fuse is
 // open to all; every other kind of mount needs root, who is trusted.
 //
-// Only mounts made after the daemon's own count: one already there when it mounted
-// lies beneath its mount (or outside the tree), as does a dead mount it took over.
-// The table is read again whenever poll() on /proc/self/mountinfo says it changed.
+// Every such mount counts whenever it was made: a mount id is reused as soon as it
+// is freed, so "made before the daemon" cannot be told from the id. The ids seen
+// before the daemon mounted serve only to find the daemon's own mount. The table
+// is read again whenever poll() on /proc/self/mountinfo says it changed.
 #pragma once
 
 #include <sys/types.h>
