@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -24,6 +25,7 @@ protocol::RegistryEntry entry(pid_t pid, int mount_id) {
 }
 
 pid_t dead_pid() {
+  std::fflush(nullptr);  // a child's exit must not print the parent's buffered output again
   const pid_t pid = ::fork();
   if (pid == 0) ::_exit(0);
   ::waitpid(pid, nullptr, 0);
@@ -106,6 +108,7 @@ TEST(DaemonRegistry, ALeavingDaemonNeverRemovesTheEntryOfTheOneThatTookItsMountI
   for (int i = 0; i < 3000 && lost == 0; ++i) {
     int ready[2];
     ASSERT_EQ(::pipe(ready), 0);
+    std::fflush(nullptr);  // a child's exit must not print the parent's buffered output again
     const pid_t leaving = ::fork();
     if (leaving == 0) {
       protocol::register_daemon(dir, entry(::getpid(), 3));
