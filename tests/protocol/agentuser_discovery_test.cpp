@@ -1,13 +1,16 @@
 // The pieces of daemon discovery, of the mount watch and of command-line help that
 // need no daemon.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <new>
 #include <thread>
 
 #include "base/mountinfo.hpp"
@@ -69,6 +72,24 @@ TEST(DaemonRegistry, OnlyLiveEntriesTheOwnerWroteInADirectoryNobodyElseWritesAre
   test::remove_tree(dir.substr(0, dir.rfind('/')));
 }
 
+// Plays rounds of a race until one is lost (its number is returned) or the budget
+// is spent: 3,000 rounds, or 3 s on a loaded machine, well within ctest's timeout.
+template <class Round>
+int first_lost_round(Round round_kept) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  for (int i = 1; i <= 3000 && std::chrono::steady_clock::now() < end; ++i) {
+    if (!round_kept()) return i;
+  }
+  return 0;
+}
+
+// Waits until `count` has moved on twice from now: a pass of the other side that
+// was under way has then ended.
+void two_more(const std::atomic<uint64_t>& count) {
+  const uint64_t seen = count;
+  while (count < seen + 2) std::this_thread::yield();
+}
+
 // Mount ids are reused as soon as a mount is gone, so a new daemon may register
 // under the name a dead or leaving daemon's entry still has. Neither the sweep of
 // dead entries nor a leaving daemon may then remove the new daemon's entry: each
@@ -84,17 +105,13 @@ TEST(DaemonRegistry, ASweepNeverRemovesTheLiveEntryThatReplacedADeadOne) {
       ++sweeps;
     }
   });
-  const std::string live = dir + "/2.json";
-  int lost = 0;
-  for (int i = 0; i < 3000 && lost == 0; ++i) {
+  const int lost = first_lost_round([&] {
     protocol::register_daemon(dir, entry(dead, 2));
     protocol::register_daemon(dir, entry(::getpid(), 2));
-    // Any sweep that was under way when the live entry landed has ended after two more.
-    const uint64_t seen = sweeps;
-    while (sweeps < seen + 2) std::this_thread::yield();
+    two_more(sweeps);
     struct stat st {};
-    if (::stat(live.c_str(), &st) != 0) lost = i + 1;
-  }
+    return ::stat((dir + "/2.json").c_str(), &st) == 0;
+  });
   done = true;
   sweeper.join();
   EXPECT_EQ(lost, 0) << "the live entry was swept in round " << lost;
@@ -104,30 +121,32 @@ TEST(DaemonRegistry, ASweepNeverRemovesTheLiveEntryThatReplacedADeadOne) {
 TEST(DaemonRegistry, ALeavingDaemonNeverRemovesTheEntryOfTheOneThatTookItsMountId) {
   const std::string dir = test::make_temp_dir("leasefs-registry-") + "/daemons";
   const std::string path = dir + "/3.json";
-  int lost = 0;
-  for (int i = 0; i < 3000 && lost == 0; ++i) {
-    int ready[2];
-    ASSERT_EQ(::pipe(ready), 0);
-    std::fflush(nullptr);  // a child's exit must not print the parent's buffered output again
-    const pid_t leaving = ::fork();
-    if (leaving == 0) {
-      protocol::register_daemon(dir, entry(::getpid(), 3));
-      char c = 'r';
-      if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+  // Shared with the leaving daemon: how often it has removed its entry, and a stop.
+  void* map = ::mmap(nullptr, 2 * sizeof(std::atomic<uint64_t>), PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  auto* removals = new (map) std::atomic<uint64_t>(0);
+  auto* stop = new (removals + 1) std::atomic<uint64_t>(0);
+  std::fflush(nullptr);  // a child's exit must not print the parent's buffered output again
+  const pid_t leaving = ::fork();
+  if (leaving == 0) {
+    while (*stop == 0) {
       protocol::unregister_daemon(path);
-      ::_exit(0);
+      ++*removals;
     }
-    ::close(ready[1]);  // so that a child that dies early ends the read
-    char c = 0;
-    const ssize_t got = ::read(ready[0], &c, 1);
-    ::close(ready[0]);
-    if (got == 1) protocol::register_daemon(dir, entry(::getpid(), 3));
-    int status = 0;
-    ::waitpid(leaving, &status, 0);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    auto read = protocol::read_registry(dir, ::geteuid());
-    if (read.size() != 1 || read[0].pid != ::getpid()) lost = i + 1;
+    ::_exit(0);
   }
+  ASSERT_GT(leaving, 0);
+  const int lost = first_lost_round([&] {
+    protocol::register_daemon(dir, entry(leaving, 3));     // the leaving daemon's entry
+    protocol::register_daemon(dir, entry(::getpid(), 3));  // a new daemon, same mount id
+    two_more(*removals);
+    auto read = protocol::read_registry(dir, ::geteuid());
+    return read.size() == 1 && read[0].pid == ::getpid();
+  });
+  *stop = 1;
+  ::waitpid(leaving, nullptr, 0);
+  ::munmap(map, 2 * sizeof(std::atomic<uint64_t>));
   EXPECT_EQ(lost, 0) << "the new daemon's entry was removed in round " << lost;
   test::remove_tree(dir.substr(0, dir.rfind('/')));
 }
