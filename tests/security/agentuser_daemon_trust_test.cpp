@@ -145,5 +145,45 @@ TEST_F(AgentUserTest, DaemonMountedByRootIsTrusted) {
   EXPECT_EQ(status.exit_code, 0) << status.output;
 }
 
+// The registry of daemons is written under a lock (protocol/daemon_registry.cpp).
+// The agent takes every lock it can reach there and holds it: the lock file is
+// not among them, and a daemon still registers, stops and is found.
+TEST_F(AgentUserTest, TheAgentCannotHoldTheRegistryLockToStallADaemon) {
+  const std::string agent_dir = base + "/agent";
+  ::mkdir(agent_dir.c_str(), 0755);
+  ASSERT_EQ(::chown(agent_dir.c_str(), kAgent, kAgentGid), 0);
+  auto mount_one = [&](const std::string& name) {
+    const std::string root = base + "/" + name, mnt = base + "/" + name + "-mnt";
+    for (const auto& d : {root, mnt}) ::mkdir(d.c_str(), 0755);
+    auto r = leasefs({"mount", root, mnt, "--socket", base + "/" + name + ".sock"}, mnt, root);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return mnt;
+  };
+  mount_one("first");  // the registry and its lock exist from here on
+  const std::string registry = "/run/leasefs/daemons";
+
+  RunResult lock_file = as_user(kAgent, kAgentGid, "flock -x -n " + registry + "/.lock true", base);
+  EXPECT_NE(lock_file.exit_code, 0) << lock_file.output;
+  EXPECT_NE(lock_file.output.find("Permission denied"), std::string::npos) << lock_file.output;
+
+  // The directory itself it may open, so it holds that.
+  RunResult held = as_user(kAgent, kAgentGid,
+                           "flock -x -o " + registry + " sh -c " +
+                               q("echo > " + q(agent_dir + "/ready") + "; sleep 90") +
+                               " >/dev/null 2>&1 & echo $!",
+                           base);
+  ASSERT_EQ(held.exit_code, 0) << held.output;
+  pids.push_back(static_cast<pid_t>(std::stoi(held.output)));
+  ASSERT_TRUE(wait_for_file(agent_dir + "/ready"));
+
+  const std::string mnt = mount_one("second");
+  RunOptions in_mnt;
+  in_mnt.cwd = mnt;
+  RunResult turn = run_argv({LEASECTL_PATH, "turn"}, in_mnt);
+  EXPECT_EQ(turn.exit_code, 0) << turn.output;
+  RunResult down = run_argv({LEASEFS_BIN, "unmount", mnt});
+  EXPECT_EQ(down.exit_code, 0) << down.output;
+}
+
 }  // namespace
 }  // namespace leasefs::test
