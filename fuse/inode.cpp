@@ -160,6 +160,14 @@ const Inode* InodeTable::find(dev_t dev, ino_t ino) const {
   return slot == 0 ? nullptr : at(slot - 1);
 }
 
+void InodeTable::protect(dev_t dev, ino_t ino) {
+  std::lock_guard lock(mu_);
+  if (index_.empty()) return;
+  if (const uint32_t slot = index_[position_locked(dev, ino)]; slot != 0) {
+    at(slot - 1)->protected_path.store(true, std::memory_order_relaxed);
+  }
+}
+
 size_t InodeTable::size() const {
   std::lock_guard lock(mu_);
   return count_;

@@ -73,6 +73,10 @@ class InodeTable {
   // The inode for (dev, ino), if the kernel knows one; only its address is
   // meant to be used (a node id), the inode may be forgotten at once.
   const Inode* find(dev_t dev, ino_t ino) const;
+  // The file (dev, ino) has moved into .longrun (a leftover taken into the
+  // journal): every later operation on the inode the kernel holds for it,
+  // through a descriptor opened before, is judged as on .longrun (I5).
+  void protect(dev_t dev, ino_t ino);
 
  private:
   static constexpr uint32_t kChunk = 1024;  // inodes per pool chunk

@@ -51,6 +51,9 @@ void Filesystem::take_leftover(const TempSibling& s) noexcept {
                     s.turn, std::strerror(-r));
       return;
     }
+    // Descriptors the agent kept on it now reach a blob in .longrun: from here
+    // on, every operation through them is refused like any on .longrun.
+    if (r == 1) table_.protect(s.dev, s.ino);
     spdlog::info("temporary file {} outlived its turn {}: {}", s.path, s.turn,
                  journaled ? "moved into the journal" : "deleted (no journal)");
     drop_cached(s.path);

@@ -598,11 +598,12 @@ int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_
     if (::fsync(turn_dir_.get()) != 0) return -errno;
     bytes_ += e.size;
   }
+  const bool moved = st.st_nlink <= 1;
   if (int r = append_locked(e, false); r < 0) return r;
   seq_ = e.seq;
   if (listener_) heard_.push_back(std::move(e));
   publish(lock);
-  return 0;
+  return moved ? 1 : 0;
 }
 
 bool Journal::inode_seen(uint64_t turn, dev_t dev, ino_t ino) {

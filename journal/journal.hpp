@@ -104,8 +104,9 @@ class Journal {
   // A temporary sibling that outlived its lease (gate/temp_sibling.hpp): the file
   // at `path`, if it is still (dev, ino), is moved out of the tree into `turn`'s
   // journal as a blob (copied, and the name removed, when another name keeps the
-  // file), and a "leftover" fact records it for diff. 0, or -errno (-ESTALE when
-  // `path` no longer names that file).
+  // file), and a "leftover" fact records it for diff. 1 when the file itself
+  // moved (it is the journal's now), 0 when a copy was kept, or -errno (-ESTALE
+  // when `path` no longer names that file).
   int keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_t ino);
   // Fast path for writes through an open file: whether this inode already has a
   // pre-image in `turn` (remember_inode after a before()).

@@ -16,14 +16,16 @@ namespace leasefs::test {
 
 class JournalTest : public RootDaemonTest {
  protected:
-  JournalTest() : RootDaemonTest("leasefs-journal-") {}
+  // sh() runs in the root from the start: before the mount, in the backing tree.
+  JournalTest() : RootDaemonTest("leasefs-journal-") {
+    in_root.cwd = root;
+    in_root.timeout_s = 60;
+  }
   void mount(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {"mount", root, "--socket", sock};
     args.insert(args.end(), extra.begin(), extra.end());
     auto r = leasefs(args);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    in_root.cwd = root;
-    in_root.timeout_s = 60;
   }
   nlohmann::json call(const std::string& cmd, nlohmann::json args = nlohmann::json::object()) {
     ControlClient c(sock);
