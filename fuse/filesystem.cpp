@@ -130,6 +130,11 @@ int Filesystem::lookup(Inode& parent, const char* name, fuse_entry_param* e) {
   if (::fstatat(fd.get(), "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return -errno;
   // The same object under another name (hard link, bind mount, case variant).
   if (!is_protected && longrun_.protects(e->attr)) is_protected = true;
+  if (S_ISREG(e->attr.st_mode) && e->attr.st_nlink > 1) {
+    if (std::string path = path_of(parent, name); gate::is_expressible(path)) {
+      link_names_.remember(e->attr.st_dev, e->attr.st_ino, std::move(path));
+    }
+  }
   e->attr_timeout = e->entry_timeout = timeout_for(is_protected);
   Inode* inode = table_.acquire(std::move(fd), e->attr, is_protected);
   e->ino = reinterpret_cast<fuse_ino_t>(inode);
@@ -163,6 +168,9 @@ std::string Filesystem::path_of(const Inode& inode) const {
       // The handle led back to the gone name (the kernel keeps it as an alias
       // while we hold it): look for another name beside it (`ln b a; sed -i a`).
       path = name_beside(gone, st);
+      if (names_this_file(path, st)) return path;
+      // Or the name it was last reached by, in another directory (link_names.hpp).
+      path = link_names_.last(st.st_dev, st.st_ino).value_or(std::string());
       return names_this_file(path, st) ? path : unresolved;
     }
   }

@@ -23,6 +23,7 @@
 #include "base/disk_reserve.hpp"
 #include "fuse/inode.hpp"
 #include "fuse/inode_path_cache.hpp"
+#include "fuse/link_names.hpp"
 #include "fuse/lock_waits.hpp"
 #include "fuse/longrun_identity.hpp"
 #include "fuse/page_invalidator.hpp"
@@ -281,6 +282,7 @@ class Filesystem final : public gate::PublishListener {
   std::atomic<uint64_t> dropped_{1};  // note_name_dropped
   uint64_t swept_at_ = 0;             // dropped_ as the last sweep began (its thread only)
   mutable InodePathCache inode_paths_;
+  LinkNames link_names_;   // files with several names: the last one looked up
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
   LockWaits lock_waits_;

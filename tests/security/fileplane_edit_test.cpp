@@ -215,6 +215,28 @@ TEST_F(ToolEdit, AFileWithTwoNamesStaysWritableThroughTheNameItKeeps) {
   }
 }
 
+// The same when the two names are in two directories and the name removed is the
+// one the daemon met first: the file is still reached through the name it keeps.
+TEST_F(ToolEdit, AFileStaysWritableThroughTheNameItKeepsInAnotherDirectory) {
+  ASSERT_TRUE(in_backing(fs_,
+                         "mkdir -p two/a two/b && echo d > two/b/g && ln two/b/g two/a/x && "
+                         "chown -R 65534:65534 two")
+                  .ok());
+  auto r = agent("cat two/a/x two/b/g");
+  ASSERT_TRUE(r.ok()) << r.output;
+  fs_.publish(leased(2, {{}}));
+  r = agent("rm two/a/x");
+  ASSERT_TRUE(r.ok()) << r.output;
+  fs_.publish(leased(2, {{{"two/b/g"}, gate::kClassWrite}}));
+  r = agent("echo more >> two/b/g");
+  EXPECT_TRUE(r.ok()) << r.output;
+  EXPECT_EQ(read_file(fs_.backing() + "/two/b/g"), "d\nmore\n");
+  // And the name it lost is not where it is: a grant for it alone writes nothing.
+  fs_.publish(leased(2, {{{"two/a/x"}, gate::kClassWrite}}));
+  r = agent("exec 3>>two/b/g");
+  EXPECT_FALSE(r.ok()) << r.output;
+}
+
 // `dir/` means `dir/**` (DESIGN.md, Path globs), temporary siblings included.
 TEST_F(ToolEdit, ADirectoryGrantOpensTemporarySiblings) {
   for (const std::string glob : {"src/**", "src/"}) {
