@@ -282,7 +282,8 @@ std::string Filesystem::gate_path_of(const Inode& base, std::string_view name,
 }
 
 int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::string_view name,
-                      const gate::Caller& caller, std::string* grant_id, CachedPath* where) {
+                      const gate::Caller& caller, std::string* grant_id, CachedPath* where,
+                      bool append) {
   auto resolve = [&] {
     if (!name.empty()) return path_of(base, name);
     // A protected object is refused whatever the lease: it always resolves afresh.
@@ -327,7 +328,7 @@ int Filesystem::check(gate::Op op, bool is_protected, const Inode& base, std::st
       path = resolve();
       resolved = true;
     }
-    if (int r = name.empty() ? journal_inode(base) : journal_path(path); r < 0) return r;
+    if (int r = name.empty() ? journal_inode(base, append) : journal_path(path); r < 0) return r;
   }
   if (op != gate::Op::kWrite) report_allowed(op, resolved ? path : resolve(), caller, v.grant_id);
   if (grant_id) *grant_id = std::move(v.grant_id);
@@ -420,13 +421,13 @@ int Filesystem::gate_entry(gate::Op op, const Inode& parent, std::string_view na
 }
 
 int Filesystem::gate_path(gate::Op op, std::string_view path, const gate::Caller& caller,
-                          std::string* grant_id) {
+                          std::string* grant_id, bool append) {
   gate::Verdict v = gate_.check(op, path, caller);
   if (!v.allowed) {
     refuse(op, path, caller, v.reason);
     return -EACCES;
   }
-  if (int r = journal_path(path); r < 0) return r;
+  if (int r = journal_path(path, append); r < 0) return r;
   report_allowed(op, std::string(path), caller, v.grant_id);
   if (grant_id) *grant_id = std::move(v.grant_id);
   return 0;

@@ -66,6 +66,10 @@ struct FileHandle {
   base::UniqueFd fd;
   Inode* inode = nullptr;
   bool writable = false;
+  // Opened O_APPEND without O_TRUNC: the daemon's own descriptor appends
+  // whatever the offset asked, so a write through it leaves the bytes already
+  // there alone (the journal keeps only the length: Entry::appended).
+  bool append = false;
   std::string path;      // relative to the root as opened (writable handles); for the
                          // audit only, gating asks where the file is now (gate_handle)
   std::string grant_id;  // grant in force at open
@@ -153,8 +157,9 @@ class Filesystem final : public gate::PublishListener {
                  std::string* grant_id = nullptr);
   int gate_entry(gate::Op op, const Inode& parent, std::string_view name,
                  const gate::Caller& caller);
+  // `append`: an open that can only append (FileHandle::append).
   int gate_path(gate::Op op, std::string_view path, const gate::Caller& caller,
-                std::string* grant_id = nullptr);
+                std::string* grant_id = nullptr, bool append = false);
   // A mutation through an open handle (write, fallocate, copy_file_range target,
   // ftruncate/fchmod/futimens) is judged by where the file is *now*, not by the
   // name it was opened under: a descriptor opened in one turn whose file was then
@@ -189,8 +194,9 @@ class Filesystem final : public gate::PublishListener {
   // file is now, by the handle's cached path while no name changed.
   int gate_handle(gate::Op op, FileHandle& handle, const gate::Caller& caller) {
     const Inode& inode = *handle.inode;
+    // A write through a handle that can only append keeps the bytes already there.
     return check(op, inode.protected_path.load(std::memory_order_relaxed), inode, {}, caller,
-                 nullptr, &handle.where);
+                 nullptr, &handle.where, op == gate::Op::kWrite && handle.append);
   }
 
   // Held across every change to existing names (path_cache.hpp).
@@ -220,9 +226,9 @@ class Filesystem final : public gate::PublishListener {
   // (fuse/journal_hooks.cpp); the journal_* helpers return 0, or -errno when it
   // could not be kept, and then the mutation does not happen.
   void set_journal(journal::Journal* journal) noexcept { journal_ = journal; }
-  int journal_inode(const Inode& inode);
+  int journal_inode(const Inode& inode, bool append = false);
   int journal_entry(const Inode& parent, std::string_view name);
-  int journal_path(std::string_view path);
+  int journal_path(std::string_view path, bool append = false);
   int journal_rename(const gate::RenamePlan& plan);  // both names, as the gate judged them
   // The daemon changed `path` underneath (undo): the kernel drops what it cached
   // of the name and of the object. Not from a filesystem worker.
@@ -246,7 +252,8 @@ class Filesystem final : public gate::PublishListener {
   // `name` empty: `base` itself; otherwise the entry `name` in directory `base`.
   // `where`: the handle's cached path, used for `base` itself when names are stable.
   int check(gate::Op op, bool is_protected, const Inode& base, std::string_view name,
-            const gate::Caller& caller, std::string* grant_id, CachedPath* where = nullptr);
+            const gate::Caller& caller, std::string* grant_id, CachedPath* where = nullptr,
+            bool append = false);
   // Parts of path_of: a /proc target relative to the root (or unresolved);
   // whether `path` names the file `st` describes; another live name of the file
   // behind `fd`, or "".

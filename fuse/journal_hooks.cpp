@@ -21,10 +21,11 @@ uint64_t current_turn(gate::Gate& gate) {
 
 }  // namespace
 
-int Filesystem::journal_inode(const Inode& inode) {
+int Filesystem::journal_inode(const Inode& inode, bool append) {
   if (!journal_ || !journal_->enabled()) return 0;
   const uint64_t turn = current_turn(gate_);
-  if (journal_->inode_seen(turn, inode.dev, inode.ino)) return 0;
+  if (journal_->inode_seen(turn, inode.dev, inode.ino, append)) return 0;
+  if (append) return journal_->before_append(turn, cached_path_of(inode));
   if (int r = journal_->before(turn, cached_path_of(inode)); r < 0) return r;
   journal_->remember_inode(turn, inode.dev, inode.ino);
   return 0;
@@ -35,9 +36,10 @@ int Filesystem::journal_entry(const Inode& parent, std::string_view name) {
   return journal_->before(current_turn(gate_), path_of(parent, name));
 }
 
-int Filesystem::journal_path(std::string_view path) {
+int Filesystem::journal_path(std::string_view path, bool append) {
   if (!journal_ || !journal_->enabled()) return 0;
-  return journal_->before(current_turn(gate_), path);
+  const uint64_t turn = current_turn(gate_);
+  return append ? journal_->before_append(turn, path) : journal_->before(turn, path);
 }
 
 int Filesystem::journal_rename(const gate::RenamePlan& plan) {

@@ -14,6 +14,7 @@ int open_inode(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi,
   handle->inode = &inode;
   handle->opener = Filesystem::caller(req);
   handle->writable = opens_for_write(fi->flags);
+  handle->append = (fi->flags & O_APPEND) != 0 && (fi->flags & O_TRUNC) == 0;
   const bool is_protected = inode.protected_path.load();
   if (handle->writable) {
     // The path is resolved once here and reused by every write on this handle.
@@ -29,7 +30,7 @@ int open_inode(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi,
     if (sv.allowed) {
       handle->grant_id = std::move(sv.grant_id);
     } else if (int res = fs.gate_path(gate::Op::kOpenWrite, handle->path, handle->opener,
-                                      &handle->grant_id);
+                                      &handle->grant_id, handle->append);
                res < 0) {
       return res;
     }

@@ -51,6 +51,35 @@ std::string read_fd(int fd, size_t limit, bool* complete) {
 }
 
 std::optional<std::string> blob_content(const Journal& j, const Entry& e) {
+  if (e.appended) {
+    // Only appended to in its turn: its bytes are a later pre-image's, or the file's now.
+    const AppendedBytes at = appended_bytes(j, e);
+    if (at.unknown) return std::nullopt;
+    if (!at.blob.empty()) {
+      Entry later = e;
+      later.appended = false;
+      later.turn = at.turn;
+      later.blob = at.blob;
+      std::optional<std::string> s = blob_content(j, later);
+      if (!s || s->size() < e.size) return std::nullopt;
+      s->resize(e.size);
+      return s;
+    }
+    std::string name;
+    base::UniqueFd parent = base::open_parent(j.root_fd(), e.path, &name);
+    base::UniqueFd f = parent ? base::openat_no_atime(parent.get(), name.c_str(),
+                                                      O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                              : base::UniqueFd();
+    struct stat st {};
+    if (!f || ::fstat(f.get(), &st) != 0 || st.st_ino != e.ino || e.size > kMaxTextDiffBytes) {
+      return std::nullopt;
+    }
+    bool complete = false;
+    std::string s = read_fd(f.get(), kMaxTextDiffBytes, &complete);
+    if (s.size() < e.size) return std::nullopt;
+    s.resize(e.size);
+    return s;
+  }
   if (e.blob.empty()) return std::nullopt;
   base::UniqueFd fd(::open(j.blob_path(e.turn, e.blob).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) return std::nullopt;
@@ -181,9 +210,7 @@ std::vector<After> afters_of(const Journal& journal, uint64_t turn,
   std::map<std::string, Entry> later;
   for (uint64_t t : journal.turns()) {
     if (t <= turn) continue;
-    for (Entry& e : journal.entries(t)) {
-      if (!e.is_fact()) later.try_emplace(e.path, std::move(e));
-    }
+    for (Entry& e : first_preimages(journal, t, {})) later.try_emplace(e.path, std::move(e));
   }
   std::vector<After> afters;
   for (const Entry& e : entries) {

@@ -9,7 +9,7 @@ namespace leasefs::journal {
 
 namespace {
 
-constexpr std::array<std::pair<EntryKind, std::string_view>, 7> kNames = {{
+constexpr std::array<std::pair<EntryKind, std::string_view>, 8> kNames = {{
     {EntryKind::kAbsent, "absent"},
     {EntryKind::kFile, "file"},
     {EntryKind::kDir, "dir"},
@@ -17,6 +17,7 @@ constexpr std::array<std::pair<EntryKind, std::string_view>, 7> kNames = {{
     {EntryKind::kOther, "other"},
     {EntryKind::kRename, "rename"},
     {EntryKind::kLeftover, "leftover"},
+    {EntryKind::kContent, "content"},
 }};
 
 }  // namespace

@@ -10,9 +10,11 @@
 
 namespace leasefs::journal {
 
-enum class EntryKind { kAbsent, kFile, kDir, kSymlink, kOther, kRename, kLeftover };
+// kContent: the content an appended-only pre-image (Entry::appended) kept
+// later, before its file was first changed other than by an append.
+enum class EntryKind { kAbsent, kFile, kDir, kSymlink, kOther, kRename, kLeftover, kContent };
 
-// "absent", "file", "dir", "symlink", "other", "rename", "leftover".
+// "absent", "file", "dir", "symlink", "other", "rename", "leftover", "content".
 std::string_view kind_name(EntryKind kind) noexcept;
 // The kind so spelled; an unknown spelling reads as kOther.
 EntryKind kind_from_name(std::string_view name) noexcept;

@@ -161,6 +161,7 @@ std::string Entry::line() const {
     }
     append_field(out, key, exact);
   };
+  if (appended) append_field(out, R"("appended")", "true");
   number(R"("atime_ns")", atime_ns);
   if (!blob.empty()) text(R"("blob")", blob);
   number(R"("gid")", gid);
@@ -207,6 +208,7 @@ Entry Entry::from_json(const json& j) {
   e.undoable = j.value("undoable", true);
   e.why = j.value("why", std::string());
   e.origin = j.value("origin", std::string());
+  e.appended = j.value("appended", false);
   return e;
 }
 
@@ -273,14 +275,29 @@ int Journal::open_turn_locked(uint64_t turn) {
   turn_ = turn;
   paths_.clear();
   inodes_.clear();
+  appended_.clear();
+  appended_inodes_.clear();
   not_undoable_.clear();
   seq_ = 0;
   turn_dir_ = std::move(d);
   index_ = std::move(idx);
   for (const Entry& e : entries(turn)) {
-    paths_.insert(e.path);
+    if (!e.is_fact()) paths_.insert(e.path);
     seq_ = std::max(seq_, e.seq);
     if (!e.undoable) not_undoable_.push_back(e.path);
+    if (e.appended) appended_[e.path] = {e.size, 0, e.ino};
+    if (e.kind == EntryKind::kContent) appended_.erase(e.path);
+  }
+  for (auto& [path, a] : appended_) {
+    // The device is not in the index: the file at the path now, if it is still that inode.
+    std::string name;
+    base::UniqueFd parent = base::open_parent(root_.get(), path, &name);
+    struct stat st {};
+    if (parent && ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        st.st_ino == a.ino) {
+      a.dev = st.st_dev;
+      appended_inodes_[{a.dev, a.ino}] = path;
+    }
   }
   bytes_ = dir_bytes(turn_dir_.get());
   // A new turn: retention runs now, once, not on every later mutation (it
@@ -290,8 +307,7 @@ int Journal::open_turn_locked(uint64_t turn) {
   return 0;
 }
 
-int Journal::save_content_locked(int src, const struct stat& st, Entry& e) {
-  const auto size = static_cast<uint64_t>(st.st_size);
+int Journal::save_content_locked(int src, uint64_t size, Entry& e) {
   if (size > options_.max_file_bytes) {
     e.undoable = false;
     e.why = "larger than the per-file cap (" + std::to_string(options_.max_file_bytes) + " bytes)";
@@ -315,6 +331,8 @@ int Journal::save_content_locked(int src, const struct stat& st, Entry& e) {
                               O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!out) return -errno;
   int r = clone_or_copy(src, out.get(), size);
+  // A clone is of the whole file: a file grown by appends is kept as it was.
+  if (r == 0 && ::ftruncate(out.get(), static_cast<off_t>(size)) != 0) r = -errno;
   if (r == 0) {
     base::failpoint("journal.after_blob_write");
     if (::fsync(out.get()) != 0) r = -errno;
@@ -389,8 +407,11 @@ int Journal::flush_locked() {
 }
 
 int Journal::record_locked(uint64_t turn, const std::string& path, std::string_view origin,
-                           bool as_parent) {
+                           bool as_parent, bool append) {
   if (int r = open_turn_locked(turn); r < 0) return r;
+  if (!append && appended_.contains(path)) {
+    if (int r = keep_appended_locked(path); r < 0) return r;
+  }
   if (paths_.contains(path)) {
     // A directory kept only as a parent is made durable before it is itself changed.
     if (!as_parent && pending_dirs_.contains(path)) {
@@ -422,13 +443,27 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
     e.kind = EntryKind::kAbsent;
   } else {
     take_stat(e, st);
+    // Kept whole under another name already: this name too, for undo puts both back in place.
+    if (append && inodes_.contains({st.st_dev, st.st_ino})) append = false;
+    if (S_ISREG(st.st_mode) && !append) {
+      // Another name of a file kept appended-only: its bytes first (a hard link).
+      auto other = appended_inodes_.find({st.st_dev, st.st_ino});
+      if (other != appended_inodes_.end()) {
+        if (int r = keep_appended_locked(std::string(other->second)); r < 0) return r;
+      }
+    }
     if (S_ISREG(st.st_mode)) {
       e.kind = EntryKind::kFile;
       base::UniqueFd f =
           base::openat_no_atime(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
       if (!f) return -errno;
       e.xattrs = read_xattrs(f.get());
-      if (int r = save_content_locked(f.get(), st, e); r < 0) return r;
+      if (append) {
+        e.appended = true;  // the bytes before e.size stay as they are: nothing to copy
+      } else if (int r = save_content_locked(f.get(), static_cast<uint64_t>(st.st_size), e);
+                 r < 0) {
+        return r;
+      }
     } else if (S_ISDIR(st.st_mode)) {
       e.kind = EntryKind::kDir;
       base::UniqueFd f(
@@ -454,8 +489,12 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
   if (int r = append_locked(e, lazy); r < 0) return r;
   seq_ = e.seq;
   paths_.insert(path);
-  if (e.kind == EntryKind::kFile || (e.kind == EntryKind::kDir && !lazy))
+  if (e.appended) {
+    appended_[path] = {e.size, st.st_dev, st.st_ino};
+    appended_inodes_[{st.st_dev, st.st_ino}] = path;
+  } else if (e.kind == EntryKind::kFile || (e.kind == EntryKind::kDir && !lazy)) {
     inodes_.insert({st.st_dev, st.st_ino});
+  }
   if (!e.undoable) not_undoable_.push_back(path);
   if (held(e, lazy)) {
     held_.emplace_back(std::move(e), true);  // the listener hears of it once written
@@ -468,6 +507,46 @@ int Journal::record_locked(uint64_t turn, const std::string& path, std::string_v
 int Journal::before(uint64_t turn, std::string_view path, std::string_view origin) {
   if (!options_.enabled || !journaled_path(path)) return 0;
   return under_lock([&] { return record_locked(turn, std::string(path), origin); });
+}
+
+int Journal::before_append(uint64_t turn, std::string_view path) {
+  if (!options_.enabled || !journaled_path(path)) return 0;
+  return under_lock([&] { return record_locked(turn, std::string(path), {}, false, true); });
+}
+
+int Journal::keep_appended_locked(const std::string& path) {
+  auto it = appended_.find(path);
+  if (it == appended_.end()) return 0;
+  const Appended a = it->second;
+  Entry e;
+  e.seq = seq_ + 1;
+  e.turn = turn_;
+  e.kind = EntryKind::kContent;
+  e.path = path;
+  e.size = a.size;
+  e.ino = a.ino;
+  std::string name;
+  base::UniqueFd parent = base::open_parent(root_.get(), path, &name);
+  base::UniqueFd f =
+      parent ? base::openat_no_atime(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+             : base::UniqueFd();
+  struct stat st {};
+  if (!f || ::fstat(f.get(), &st) != 0 || st.st_dev != a.dev || st.st_ino != a.ino ||
+      static_cast<uint64_t>(st.st_size) < a.size) {
+    // Changed underneath the mount since (the daemon saw no other change).
+    e.undoable = false;
+    e.why = "changed outside the mount after an append";
+  } else if (int r = save_content_locked(f.get(), a.size, e); r < 0) {
+    return r;
+  }
+  if (int r = append_locked(e, false); r < 0) return r;
+  seq_ = e.seq;
+  appended_.erase(path);
+  appended_inodes_.erase({a.dev, a.ino});
+  inodes_.insert({a.dev, a.ino});
+  if (!e.undoable) not_undoable_.push_back(path);
+  if (listener_) heard_.push_back(std::move(e));
+  return 0;
 }
 
 int Journal::before_tree(uint64_t turn, std::string_view path, std::string_view origin) {
@@ -576,7 +655,9 @@ int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_
     struct stat opened {};
     if (!f || ::fstat(f.get(), &opened) != 0) return -errno;
     if (opened.st_dev != dev || opened.st_ino != ino) return -ESTALE;
-    if (int r = save_content_locked(f.get(), st, e); r < 0) return r;
+    if (int r = save_content_locked(f.get(), static_cast<uint64_t>(st.st_size), e); r < 0) {
+      return r;
+    }
     if (::unlinkat(parent.get(), name.c_str(), 0) != 0) return -errno;
   } else {
     e.blob = "b" + std::to_string(e.seq);
@@ -606,9 +687,10 @@ int Journal::keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_
   return moved ? 1 : 0;
 }
 
-bool Journal::inode_seen(uint64_t turn, dev_t dev, ino_t ino) {
+bool Journal::inode_seen(uint64_t turn, dev_t dev, ino_t ino, bool append) {
   std::lock_guard lock(mu_);
-  return turn == turn_ && inodes_.contains({dev, ino});
+  return turn == turn_ &&
+         (inodes_.contains({dev, ino}) || (append && appended_inodes_.contains({dev, ino})));
 }
 
 void Journal::remember_inode(uint64_t turn, dev_t dev, ino_t ino) {

@@ -48,7 +48,8 @@ struct Options {
 struct Entry {
   // A fact for diff (a rename, a leftover taken out of the tree), not a pre-image.
   bool is_fact() const noexcept {
-    return kind == EntryKind::kRename || kind == EntryKind::kLeftover;
+    return kind == EntryKind::kRename || kind == EntryKind::kLeftover ||
+           kind == EntryKind::kContent;
   }
 
   uint64_t seq = 0;
@@ -61,6 +62,10 @@ struct Entry {
   std::string target;                         // symlink
   std::map<std::string, std::string> xattrs;  // name -> hex value
   std::string blob;                           // file content, "b<seq>"; empty if not kept
+  // A file first changed by an append: only its length (`size`) is kept, for
+  // the bytes before it are still the file's own. Its first other change keeps
+  // those bytes then, in a "content" fact (first_preimages merges the two).
+  bool appended = false;
   bool undoable = true;
   std::string why;     // when not undoable
   std::string origin;  // "" (the tree's users) or "undo:<turn>"
@@ -88,6 +93,10 @@ class Journal {
   // could not be made durable (the caller then refuses the mutation). Paths the
   // journal does not keep (.longrun, unresolved) return 0.
   int before(uint64_t turn, std::string_view path, std::string_view origin = {});
+  // The same before appends through a descriptor that can only append (opened
+  // O_APPEND, not O_TRUNC): a file's pre-image is its length and metadata only
+  // (Entry::appended), until anything else changes it in the turn.
+  int before_append(uint64_t turn, std::string_view path);
   // The same for `path` and everything beneath it (a directory renamed or removed whole).
   int before_tree(uint64_t turn, std::string_view path, std::string_view origin = {});
   // A directory `from` about to arrive at `to` (a rename over an empty directory,
@@ -109,8 +118,9 @@ class Journal {
   // when `path` no longer names that file).
   int keep_leftover(uint64_t turn, std::string_view path, dev_t dev, ino_t ino);
   // Fast path for writes through an open file: whether this inode already has a
-  // pre-image in `turn` (remember_inode after a before()).
-  bool inode_seen(uint64_t turn, dev_t dev, ino_t ino);
+  // pre-image in `turn` (remember_inode after a before()); for an append
+  // (`append`), an appended-only one will do.
+  bool inode_seen(uint64_t turn, dev_t dev, ino_t ino, bool append = false);
   void remember_inode(uint64_t turn, dev_t dev, ino_t ino);
 
   // Turns that have a journal, ascending.
@@ -147,7 +157,10 @@ class Journal {
 
  private:
   int record_locked(uint64_t turn, const std::string& path, std::string_view origin,
-                    bool as_parent = false);
+                    bool as_parent = false, bool append = false);
+  // Keeps the bytes an appended-only pre-image of `path` stood for (a "content"
+  // fact), before the file is changed other than by an append.
+  int keep_appended_locked(const std::string& path);
   int open_turn_locked(uint64_t turn);
   int append_locked(Entry& e, bool lazy);
   // Writes the held lines (below); on failure forgets their entries, as if never made.
@@ -157,7 +170,8 @@ class Journal {
   int arrival_locked(uint64_t turn, std::string_view from, std::string_view to);
   int rename_locked(uint64_t turn, std::string_view from, bool from_is_dir, std::string_view to,
                     bool to_is_dir, bool exchange);
-  int save_content_locked(int src, const struct stat& st, Entry& e);
+  // Keeps [0, size) of `src` as e's blob.
+  int save_content_locked(int src, uint64_t size, Entry& e);
   // Hands the entries this call made to the listener, after `lock` (on mu_) is
   // let go: a FUSE worker builds and publishes events without holding up others.
   void publish(std::unique_lock<std::mutex>& lock);
@@ -194,6 +208,12 @@ class Journal {
   std::unordered_set<std::string> pending_dirs_;  // directories among those lines
   std::unordered_set<std::string> paths_;
   std::set<std::pair<uint64_t, uint64_t>> inodes_;
+  // Appended-only pre-images of the turn: by path, and the path by inode.
+  struct Appended {
+    uint64_t size = 0, dev = 0, ino = 0;
+  };
+  std::map<std::string, Appended> appended_;
+  std::map<std::pair<uint64_t, uint64_t>, std::string> appended_inodes_;
   std::vector<std::string> not_undoable_;
   // The turns with a directory, as of the start or of turn_'s opening and its
   // retention (only open_turn_locked creates or removes one).

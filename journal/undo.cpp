@@ -27,14 +27,6 @@ size_t depth(const std::string& p) {
   return static_cast<size_t>(std::count(p.begin(), p.end(), '/'));
 }
 
-bool selected(const std::string& path, const std::vector<std::string>& filters) {
-  if (filters.empty()) return true;
-  for (const auto& f : filters) {
-    if (path_within(path, f)) return true;
-  }
-  return false;
-}
-
 [[noreturn]] void fail(const std::string& what, const std::string& path, int err) {
   throw Error(Errc::kIoError, "undo: could not " + what + " " + base::quote_name(path) + ": " +
                                   std::strerror(err) +
@@ -82,7 +74,7 @@ void set_meta(int fd, const Entry& e) {
   ::futimens(fd, ts);
 }
 
-void copy_blob(const Journal& journal, const Entry& e, int out) {
+void copy_blob(const Journal& journal, const Entry& e, int out, uint64_t length) {
   base::UniqueFd in(
       ::open(journal.blob_path(e.turn, e.blob).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!in) fail("read the journal's copy of", e.path, errno);
@@ -100,18 +92,49 @@ void copy_blob(const Journal& journal, const Entry& e, int out) {
       off += w;
     }
   }
+  if (off > 0 && static_cast<uint64_t>(off) > length &&
+      ::ftruncate(out, static_cast<off_t>(length)) != 0) {
+    fail("truncate", e.path, errno);
+  }
   if (::fsync(out) != 0) fail("sync", e.path, errno);
 }
 
 // Puts a file back: in place when the same inode is still there (its other
 // names see the old content again), through a temporary and a rename otherwise.
-void restore_file(const Journal& journal, int parent, const std::string& name, const Entry& e) {
+// `length`: the bytes of the blob to put back (a later turn's, for an appended-only entry).
+void restore_file(const Journal& journal, int parent, const std::string& name, const Entry& e,
+                  uint64_t length = UINT64_MAX) {
   struct stat st {};
   const bool there = ::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (e.appended) {
+    // Only appended to in the turn: its first `size` bytes are those of the
+    // file now, or of a later turn's pre-image of it (preimages.hpp).
+    const AppendedBytes at = appended_bytes(journal, e);
+    if (at.unknown) fail("put back (a later turn kept no copy of it)", e.path, ENODATA);
+    if (!at.blob.empty()) {
+      Entry from_later = e;
+      from_later.appended = false;
+      from_later.turn = at.turn;
+      from_later.blob = at.blob;
+      restore_file(journal, parent, name, from_later, e.size);
+      return;
+    }
+    if (!there || !S_ISREG(st.st_mode) || st.st_ino != e.ino ||
+        static_cast<uint64_t>(st.st_size) < e.size) {
+      fail("put back (it was only appended to, and has been replaced outside the mount since)",
+           e.path, ESTALE);
+    }
+    base::UniqueFd f(::openat(parent, name.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!f) fail("open", e.path, errno);
+    if (::ftruncate(f.get(), static_cast<off_t>(e.size)) != 0) fail("truncate", e.path, errno);
+    if (::fsync(f.get()) != 0) fail("sync", e.path, errno);
+    set_meta(f.get(), e);
+    return;
+  }
   if (there && S_ISREG(st.st_mode) && st.st_ino == e.ino) {
     base::UniqueFd f(::openat(parent, name.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
     if (!f) fail("open", e.path, errno);
-    copy_blob(journal, e, f.get());
+    copy_blob(journal, e, f.get(), length);
     set_meta(f.get(), e);
     return;
   }
@@ -120,7 +143,7 @@ void restore_file(const Journal& journal, int parent, const std::string& name, c
   base::UniqueFd f(
       ::openat(parent, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!f) fail("create a temporary for", e.path, errno);
-  copy_blob(journal, e, f.get());
+  copy_blob(journal, e, f.get(), length);
   set_meta(f.get(), e);
   if (there && S_ISDIR(st.st_mode)) remove_any(parent, name, e.path);
   if (::renameat(parent, tmp.c_str(), parent, name.c_str()) != 0) fail("rename", e.path, errno);
@@ -330,17 +353,6 @@ void restore_dir_meta(int root, const std::vector<const Entry*>& order) {
 }
 
 }  // namespace
-
-std::vector<Entry> first_preimages(const Journal& journal, uint64_t turn,
-                                   const std::vector<std::string>& paths) {
-  std::vector<Entry> out;
-  std::set<std::string> seen;
-  for (Entry& e : journal.entries(turn)) {
-    if (e.is_fact() || !selected(e.path, paths) || !seen.insert(e.path).second) continue;
-    out.push_back(std::move(e));
-  }
-  return out;
-}
 
 UndoReport undo(Journal& journal, const UndoRequest& req, const TouchFn& touch) {
   const std::vector<uint64_t> turns = journal.turns();

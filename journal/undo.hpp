@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "journal/journal.hpp"
+#include "journal/preimages.hpp"
 
 namespace leasefs::journal {
 
@@ -50,9 +51,5 @@ struct UndoReport {
 // Throws Error{undo_conflict} listing the conflicts when later turns changed
 // the same paths and `force` is off; Error{not_found} when the turn has no journal.
 UndoReport undo(Journal& journal, const UndoRequest& request, const TouchFn& touch);
-
-// The first pre-image per path of `turn`, limited to `paths` (prefixes; empty: all).
-std::vector<Entry> first_preimages(const Journal& journal, uint64_t turn,
-                                   const std::vector<std::string>& paths);
 
 }  // namespace leasefs::journal
