@@ -59,7 +59,7 @@ void DiskReserve::no_space() noexcept {
     std::lock_guard lock(mu_);
     // ENOSPC also means a full xattr block or no inode left: with room on the
     // disk, the reserve stays (an agent must not turn the mount full at will).
-    if (free_now() < 2 * size_) release_locked();
+    if (free_now() < hold_at()) release_locked();
     wake_ = true;
   }
   worker_.wake();
@@ -109,7 +109,7 @@ void DiskReserve::run() {
     if (worker_.stopping()) break;
     if (!full() && free < size_ / 4) {
       release_locked();
-    } else if (full() && size_ > 0 && free >= 2 * size_ && allocate_locked()) {
+    } else if (full() && size_ > 0 && free >= hold_at() && allocate_locked()) {
       free_.store(free_now(), std::memory_order_relaxed);
     }
     if (const bool now_full = full(); now_full != was_full && changed_) {

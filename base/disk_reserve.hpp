@@ -1,11 +1,12 @@
 // Room for the control plane on a full disk. A ballast file (`.longrun/reserve`)
 // holds allocated space while the disk has room. When a write meets ENOSPC on
-// a disk with less than twice the ballast free (or free space falls under a
+// a disk with less than one and a half ballasts free (or free space falls under a
 // quarter of the ballast), the ballast is emptied at once: its space is left for what the daemon
 // must still write (the ledger, the audit, memory, the state log, status.md), and the disk counts
 // as full, so the file plane answers ENOSPC to whatever would take space (it must not eat the
-// reserve). Once free space is back to twice the ballast, the ballast is allocated again and the
-// disk is no longer full.
+// reserve). Once free space is back to one and a half ballasts, the ballast is allocated again
+// (leaving half of one free, above the quarter that would give it up again) and the disk is no
+// longer full: what a person frees (`leasectl journal prune`, a file removed) opens writes again.
 //
 // One thread checks once a second, and at once after an ENOSPC; each time it
 // first runs the sweep it was given (the file plane lets go of deleted files it
@@ -41,7 +42,7 @@ class DiskReserve {
   void start(std::function<void()> sweep, std::function<void()> changed);
   void stop();
 
-  // A write met ENOSPC or EDQUOT: unless the disk still has twice the ballast
+  // A write met ENOSPC or EDQUOT: unless the disk still has hold_at() bytes
   // free, the ballast goes now; the sweep runs at once either way.
   void no_space() noexcept;
   // The ballast is empty: what would take space through the mount is refused.
@@ -63,6 +64,8 @@ class DiskReserve {
   void release_locked() noexcept;
   bool allocate_locked() noexcept;
   uint64_t free_now() const noexcept;
+  // Free bytes with which the ballast is held: one and a half of it.
+  uint64_t hold_at() const noexcept { return size_ + size_ / 2; }
 
   UniqueFd fd_;
   uint64_t size_ = 0;

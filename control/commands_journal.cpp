@@ -45,4 +45,14 @@ Result handle_undo(CommandContext& ctx, const json& args, const gate::Actor& act
   return render(journal(ctx).undo(u, actor));
 }
 
+Result handle_journal_prune(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+  Args a("journal.prune", args);
+  service::PruneArgs p;
+  p.keep = a.opt_count("keep").value_or(0);
+  p.dry_run = a.flag("dry_run");
+  p.reason = a.str_or("reason", "");
+  a.finish();
+  return render(journal(ctx).prune(p, actor));
+}
+
 }  // namespace leasefs::control

@@ -194,6 +194,7 @@ json render(const service::JournalStatus& s) {
           {"turn", s.turn},
           {"bytes", s.bytes},
           {"turns_kept", s.turns_kept},
+          {"older_turns_bytes", s.older_bytes},
           {"not_undoable", s.not_undoable}};
 }
 

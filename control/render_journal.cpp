@@ -66,4 +66,15 @@ json render(const service::UndoResult& r) {
           {"can_be_undone", r.can_be_undone}};
 }
 
+json render(const service::PruneResult& r) {
+  json turns = json::array();
+  uint64_t bytes = 0;
+  for (const auto& p : r.pruned) {
+    // The paths each turn could have put back: every one of them is now for good.
+    turns.push_back({{"turn", p.turn}, {"bytes", p.bytes}, {"not_undoable_now", p.paths}});
+    bytes += p.bytes;
+  }
+  return {{"turn", r.turn}, {"dry_run", r.dry_run}, {"pruned", std::move(turns)}, {"bytes", bytes}};
+}
+
 }  // namespace leasefs::control

@@ -17,5 +17,7 @@ nlohmann::json render(const service::DiffResult& result);
 //  "conflicts":[{path,turn}], "dry_run", "applied", "journaled_in_turn",
 //  "can_be_undone"}.
 nlohmann::json render(const service::UndoResult& result);
+// {"turn", "dry_run", "pruned":[{turn, bytes, "not_undoable_now":[paths]}], "bytes"}.
+nlohmann::json render(const service::PruneResult& result);
 
 }  // namespace leasefs::control

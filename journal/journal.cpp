@@ -18,6 +18,7 @@
 #include "base/sha256.hpp"
 #include "base/would_block.hpp"
 #include "journal/kept_paths.hpp"
+#include "journal/retention.hpp"
 #include "journal/xattrs.hpp"
 
 namespace leasefs::journal {
@@ -57,9 +58,8 @@ void take_stat(Entry& e, const struct stat& st) {
   e.nlink = st.st_nlink;
 }
 
-// Clone when the file system can share extents (FICLONE), copy otherwise.
-int clone_or_copy(int src, int dst, uint64_t size) {
-  if (::ioctl(dst, FICLONE, src) == 0) return 0;
+// Copies [0, size) of `src` to `dst` (copy_file_range, or read and write).
+int copy_range(int src, int dst, uint64_t size) {
   off_t in = 0, out = 0;
   uint64_t left = size;
   while (left > 0) {
@@ -85,44 +85,6 @@ int clone_or_copy(int src, int dst, uint64_t size) {
     }
     in += n;
   }
-}
-
-uint64_t dir_bytes(int dirfd) {
-  uint64_t total = 0;
-  int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  DIR* d = ::fdopendir(fd);
-  if (!d) {
-    ::close(fd);
-    return 0;
-  }
-  while (dirent* de = ::readdir(d)) {
-    struct stat st {};
-    if (::fstatat(::dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
-      total += static_cast<uint64_t>(st.st_blocks) * 512;
-    }
-  }
-  ::closedir(d);
-  return total;
-}
-
-void remove_dir_tree(int parent, const char* name) {
-  int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0) {
-    if (DIR* d = ::fdopendir(fd)) {
-      std::vector<std::string> names;
-      while (dirent* de = ::readdir(d)) {
-        if (std::strcmp(de->d_name, ".") != 0 && std::strcmp(de->d_name, "..") != 0) {
-          names.emplace_back(de->d_name);
-        }
-      }
-      for (const auto& n : names) ::unlinkat(::dirfd(d), n.c_str(), 0);
-      ::closedir(d);
-    } else {
-      ::close(fd);
-    }
-  }
-  ::unlinkat(parent, name, AT_REMOVEDIR);
 }
 
 // `key`: a key as JSON text, quotes and all.
@@ -249,7 +211,7 @@ void Journal::publish(std::unique_lock<std::mutex>& lock) {
 Journal::Summary Journal::summary(uint64_t turn) const {
   {
     auto lock = base::lock_or_would_block(mu_);
-    if (turn == turn_) return {bytes_, kept_.size(), not_undoable_};
+    if (turn == turn_) return {bytes_, kept_.size(), not_undoable_, older_bytes_};
     if (std::find(kept_.begin(), kept_.end(), turn) == kept_.end()) return {0, kept_.size(), {}};
   }
   base::would_block_here();
@@ -330,7 +292,21 @@ int Journal::save_content_locked(int src, uint64_t size, Entry& e) {
   base::UniqueFd out(::openat(turn_dir_.get(), e.blob.c_str(),
                               O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!out) return -errno;
-  int r = clone_or_copy(src, out.get(), size);
+  // A clone shares the file's blocks; a copy must leave the disk its floor.
+  const bool cloned = ::ioctl(out.get(), FICLONE, src) == 0;
+  if (!cloned) {
+    const Space space = space_of(turn_dir_.get());
+    if (space.total > 0 && space.avail < size + space.floor()) {
+      out.reset();
+      ::unlinkat(turn_dir_.get(), e.blob.c_str(), 0);
+      e.blob.clear();
+      e.undoable = false;
+      e.why = "the disk is nearly full (" + std::to_string(space.avail >> 20) +
+              " MiB free; the journal leaves " + std::to_string(space.floor() >> 20) + " MiB)";
+      return 0;
+    }
+  }
+  int r = cloned ? 0 : copy_range(src, out.get(), size);
   // A clone is of the whole file: a file grown by appends is kept as it was.
   if (r == 0 && ::ftruncate(out.get(), static_cast<off_t>(size)) != 0) r = -errno;
   if (r == 0) {
@@ -746,33 +722,6 @@ std::vector<Entry> Journal::entries(uint64_t turn) const {
 
 std::string Journal::blob_path(uint64_t turn, const std::string& blob) const {
   return "/proc/self/fd/" + std::to_string(dir_.get()) + "/" + std::to_string(turn) + "/" + blob;
-}
-
-uint64_t Journal::turn_bytes(uint64_t turn) const {
-  base::UniqueFd d(::openat(dir_.get(), std::to_string(turn).c_str(),
-                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  return d ? dir_bytes(d.get()) : 0;
-}
-
-void Journal::prune(uint64_t current) {
-  std::vector<uint64_t> all = turns();
-  std::vector<uint64_t> older;
-  for (uint64_t t : all) {
-    if (t < current) older.push_back(t);
-  }
-  uint64_t total = 0;
-  std::vector<uint64_t> sizes;
-  for (uint64_t t : older) {
-    sizes.push_back(turn_bytes(t));
-    total += sizes.back();
-  }
-  for (size_t i = 0; i < older.size(); ++i) {
-    const bool too_many = older.size() - i >= options_.keep_turns;
-    if (!too_many && total <= options_.keep_bytes) break;
-    remove_dir_tree(dir_.get(), std::to_string(older[i]).c_str());
-    total -= sizes[i];
-  }
-  ::fsync(dir_.get());
 }
 
 }  // namespace leasefs::journal

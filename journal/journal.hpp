@@ -149,11 +149,23 @@ class Journal {
     uint64_t bytes = 0;
     size_t turns_kept = 0;
     std::vector<std::string> not_undoable;  // paths marked so in `turn`
+    uint64_t older_bytes = 0;               // held by the turns before it, as of its start
   };
   Summary summary(uint64_t turn) const;
 
-  // Deletes turns beyond the retention (never `current`).
+  // Deletes turns beyond the retention (never `current`): past keep_turns, and
+  // the oldest while the older turns hold more than keep_bytes or a quarter of
+  // what is theirs or free on the disk (journal/retention.hpp).
   void prune(uint64_t current);
+  // `leasectl journal prune`: deletes every turn before `current` but the
+  // newest `keep`, and says what each held: its bytes, and the paths it could
+  // have put back (none of them can be undone any more). `dry_run`: says only.
+  struct Pruned {
+    uint64_t turn = 0;
+    uint64_t bytes = 0;
+    std::vector<std::string> paths;
+  };
+  std::vector<Pruned> prune_older(uint64_t current, uint64_t keep, bool dry_run);
 
  private:
   int record_locked(uint64_t turn, const std::string& path, std::string_view origin,
@@ -218,6 +230,7 @@ class Journal {
   // The turns with a directory, as of the start or of turn_'s opening and its
   // retention (only open_turn_locked creates or removes one).
   std::vector<uint64_t> kept_;
+  uint64_t older_bytes_ = 0;  // the kept turns before turn_, as of its start or the last prune
   std::function<void(const Entry&)> listener_;
   std::vector<Entry> heard_;  // written, for the listener once mu_ is let go (publish)
   std::mutex publish_mu_;     // taken under mu_, held while publishing: events keep their order

@@ -172,16 +172,25 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
                  st.red("a checkpoint is waiting: `leasectl checkpoint --retry-pending`").c_str());
   }
   std::fprintf(out, "%-10s %s\n", "memories", str(r, "memory_records", "0").c_str());
+  const json j = r.value("journal", json());
+  const uint64_t older = j.is_object() ? j.value("older_turns_bytes", uint64_t{0}) : 0;
   if (const json d = r.value("disk", json()); d.is_object() && d.value("full", false)) {
     std::fprintf(out, "%-10s %s\n", "disk",
                  st.red("full: writes that take space get ENOSPC until space is freed").c_str());
+    if (older > 0) {
+      std::fprintf(out,
+                   "%-10s the journal of older turns holds %s MiB: `leasectl journal prune` "
+                   "frees it (those turns can then no longer be undone)\n",
+                   "", std::to_string(older >> 20).c_str());
+    }
   }
-  if (const json j = r.value("journal", json()); j.is_object()) {
+  if (j.is_object()) {
     const json bad = j.value("not_undoable", json::array());
     std::fprintf(out, "%-10s %s\n", "journal",
-                 j.value("enabled", false)
-                     ? ("on, " + str(j, "bytes", "0") + " bytes this turn").c_str()
-                     : "off");
+                 j.value("enabled", false) ? ("on, " + str(j, "bytes", "0") + " bytes this turn, " +
+                                              std::to_string(older) + " bytes older turns")
+                                                 .c_str()
+                                           : "off");
     for (const auto& p : bad) {
       std::fprintf(out, "  %s %s\n", st.red("not undoable").c_str(), name_of(p).c_str());
     }
@@ -363,6 +372,33 @@ void print_grants_view(std::FILE* out, const json& r, const Style&) {
                  str(r, "turn").c_str());
   }
   for (const auto& g : grants) std::fprintf(out, "%s\n", grant_line(g).c_str());
+}
+
+void print_journal_prune(std::FILE* out, const json& r, const Style& st) {
+  const bool dry = r.value("dry_run", false);
+  const json pruned = r.value("pruned", json::array());
+  if (pruned.empty()) {
+    std::fprintf(out, "no turn before turn %s has a journal: nothing to delete\n",
+                 str(r, "turn").c_str());
+    return;
+  }
+  std::fprintf(out, "%s the journal of %zu turns: %s MiB\n",
+               dry ? "would delete" : st.green("deleted").c_str(), pruned.size(),
+               std::to_string(r.value("bytes", uint64_t{0}) >> 20).c_str());
+  for (const auto& p : pruned) {
+    const json paths = p.value("not_undoable_now", json::array());
+    std::fprintf(out, "  turn %s (%s KiB): %zu paths can no longer be undone\n",
+                 str(p, "turn").c_str(),
+                 std::to_string(p.value("bytes", uint64_t{0}) >> 10).c_str(), paths.size());
+    size_t shown = 0;
+    for (const auto& path : paths) {
+      if (++shown > 10) {
+        std::fprintf(out, "    ... and %zu more\n", paths.size() - 10);
+        break;
+      }
+      std::fprintf(out, "    %s\n", name_of(path).c_str());
+    }
+  }
 }
 
 using Printer = void (*)(std::FILE*, const json&, const Style&);

@@ -121,10 +121,34 @@ UndoResult JournalUseCases::undo(const UndoArgs& args, const gate::Actor& actor)
   return {std::move(out), state.turn_index, args.turn != state.turn_index};
 }
 
+PruneResult JournalUseCases::prune(const PruneArgs& args, const gate::Actor& actor) {
+  require_approver(actor, "delete the journal of older turns");
+  std::lock_guard lock(undo_mu_);  // not while an undo reads them
+  const uint64_t turn = service_.state().turn_index;
+  PruneResult out{turn, args.dry_run, journal_.prune_older(turn, args.keep, args.dry_run)};
+  if (!args.dry_run && !out.pruned.empty()) {
+    json turns = json::array();
+    uint64_t bytes = 0;
+    for (const auto& p : out.pruned) {
+      turns.push_back({{"turn", p.turn}, {"bytes", p.bytes}, {"paths", p.paths.size()}});
+      bytes += p.bytes;
+    }
+    spdlog::info("journal of {} older turns deleted: {} bytes", out.pruned.size(), bytes);
+    events_.publish({{"type", "journal_pruned"},
+                     {"current_turn", turn},
+                     {"turns", std::move(turns)},
+                     {"bytes", bytes},
+                     {"reason", args.reason},
+                     {"uid", actor.uid}});
+  }
+  return out;
+}
+
 JournalStatus JournalUseCases::status() {
   const uint64_t turn = service_.state().turn_index;
   journal::Journal::Summary s = journal_.summary(turn);
-  return {journal_.enabled(), turn, s.bytes, s.turns_kept, std::move(s.not_undoable)};
+  return {journal_.enabled(),        turn,         s.bytes, s.turns_kept,
+          std::move(s.not_undoable), s.older_bytes};
 }
 
 }  // namespace leasefs::service

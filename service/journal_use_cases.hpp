@@ -27,6 +27,12 @@ struct DiffArgs {
   bool stat = false;
 };
 
+struct PruneArgs {
+  uint64_t keep = 0;
+  bool dry_run = false;
+  std::string reason;
+};
+
 struct UndoArgs {
   uint64_t turn = 0;
   std::vector<std::string> paths;
@@ -47,6 +53,9 @@ class JournalUseCases {
 
   DiffResult diff(const DiffArgs& args, const gate::Actor& actor);
   UndoResult undo(const UndoArgs& args, const gate::Actor& actor);
+  // Deletes older turns' journal (an approver action, audited): the one way to
+  // take back the room it holds on a full disk.
+  PruneResult prune(const PruneArgs& args, const gate::Actor& actor);
   // For status: the journal's turn, what it holds and what it could not keep.
   JournalStatus status();
 

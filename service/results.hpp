@@ -153,6 +153,13 @@ struct UndoResult {
   bool can_be_undone = false;  // not when the current turn itself was put back
 };
 
+// journal.prune: what the turns deleted held (journal/journal.hpp, prune_older).
+struct PruneResult {
+  uint64_t turn = 0;  // the current one, never deleted
+  bool dry_run = false;
+  std::vector<journal::Journal::Pruned> pruned;
+};
+
 // The journal's part of status (service/journal_use_cases.hpp).
 struct JournalStatus {
   bool enabled = false;
@@ -160,6 +167,7 @@ struct JournalStatus {
   uint64_t bytes = 0;
   size_t turns_kept = 0;
   std::vector<std::string> not_undoable;
+  uint64_t older_bytes = 0;  // what the turns before `turn` hold (journal.prune frees it)
 
   bool operator==(const JournalStatus&) const = default;
 };

@@ -16,7 +16,9 @@ std::string render_status_md(const gate::TaskState& s, const std::vector<nlohman
   out << "# leasefs status\n\n";
   if (disk_full) {
     out << "**The disk is full.** Writes, creates and anything else that takes space get "
-           "ENOSPC, leased or not, until a person frees space.\n\n";
+           "ENOSPC, leased or not, until a person frees space. What the journal holds for older "
+           "turns, `leasectl journal prune` frees (those turns can then no longer be undone); "
+           "`leasectl status` shows how much.\n\n";
   }
   if (!s.has_task()) {
     out << "No task. Writes are refused until a task is started (`leasectl start "

@@ -198,5 +198,95 @@ TEST_F(FullDiskTest, AnEnospcWithRoomOnTheDiskLeavesTheMountWritable) {
   EXPECT_EQ(w.output, "still\n");
 }
 
+// Issue 43's story: a 10 MiB file of the agent's, one byte appended under a
+// grant in each of six turns. Each append once cost the journal a 10 MiB copy,
+// and the fifth met ENOSPC and left the mount full for good. An append keeps
+// only the old length: the disk never fills and every append lands.
+TEST_F(FullDiskTest, AppendsOverManyTurnsNeverFillTheDisk) {
+  ASSERT_EQ(run_sh("head -c 10M /dev/urandom > " + under + "/work/big && chown " +
+                   std::to_string(kAgentUid) + " " + under + "/work/big")
+                .exit_code,
+            0);
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(call("start", {{"description", "appends"}}).value("ok", false));
+  for (int turn = 1; turn <= 6; ++turn) {
+    ASSERT_TRUE(call("turn").value("ok", false));
+    ASSERT_TRUE(call("grant", {{"reason", "append"}}).value("ok", false));
+    auto a = as_agent("printf x >> work/big");
+    EXPECT_EQ(a.exit_code, 0) << "turn " << turn << ": " << a.output;
+    EXPECT_FALSE(disk_full()) << "turn " << turn;
+  }
+  EXPECT_EQ(run_sh("stat -c %s " + under + "/work/big").output,
+            std::to_string((10 << 20) + 6) + "\n");
+  const nlohmann::json st = call("status");
+  EXPECT_LT(st["result"]["journal"].value("older_turns_bytes", uint64_t{0}), kMiB) << st.dump();
+}
+
+// The journal leaves the disk its floor: rewrites of a large file (copies)
+// become "not undoable: the disk is nearly full" instead of taking the last space.
+TEST_F(FullDiskTest, TheJournalNeverTakesTheDisksLastSpace) {
+  ASSERT_EQ(run_sh("head -c 12M /dev/urandom > " + under + "/work/big && chown " +
+                   std::to_string(kAgentUid) + " " + under + "/work/big")
+                .exit_code,
+            0);
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(call("start", {{"description", "rewrites"}}).value("ok", false));
+  // The agent keeps its own copies too: the disk fills from both sides.
+  bool nearly_full_said = false;
+  for (int turn = 1; turn <= 4; ++turn) {
+    ASSERT_TRUE(call("turn").value("ok", false));
+    ASSERT_TRUE(call("grant", {{"reason", "rewrite"}}).value("ok", false));
+    auto a = as_agent(
+        "head -c 1 /dev/zero | dd of=work/big conv=notrunc status=none && "
+        "head -c 6M /dev/zero > work/copy" +
+        std::to_string(turn));
+    EXPECT_EQ(a.exit_code, 0) << "turn " << turn << ": " << a.output;
+    EXPECT_FALSE(disk_full()) << "turn " << turn << ": " << call("status").dump();
+    const nlohmann::json st = call("status");
+    for (const auto& p : st["result"]["journal"].value("not_undoable", nlohmann::json::array())) {
+      if (p == "work/big") nearly_full_said = true;
+    }
+  }
+  EXPECT_TRUE(nearly_full_said) << "every rewrite was copied: the test filled nothing";
+}
+
+// The approver gets the journal's space back with one command, which says what
+// can no longer be undone, and writes open again under the grant.
+TEST_F(FullDiskTest, JournalPruneFreesTheDiskAndWritesOpenAgain) {
+  ASSERT_EQ(run_sh("head -c 8M /dev/urandom > " + under + "/work/mid && chown " +
+                   std::to_string(kAgentUid) + " " + under + "/work/mid")
+                .exit_code,
+            0);
+  auto r = leasefs({"mount", root, "--socket", sock});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(call("start", {{"description", "prune"}}).value("ok", false));
+  ASSERT_TRUE(call("turn").value("ok", false));
+  ASSERT_TRUE(call("grant", {{"reason", "rewrite"}}).value("ok", false));
+  ASSERT_EQ(as_agent("head -c 8M /dev/zero > work/mid").exit_code, 0);  // a copy kept
+  ASSERT_TRUE(call("turn").value("ok", false));
+  ASSERT_TRUE(call("grant", {{"reason", "fill"}}).value("ok", false));
+  fill("filler");
+  ASSERT_TRUE(disk_full());
+  EXPECT_NE(as_agent("echo more > work/more").exit_code, 0);
+  const nlohmann::json st = call("status");
+  EXPECT_GE(st["result"]["journal"].value("older_turns_bytes", uint64_t{0}), 8 * kMiB) << st.dump();
+  // What the person reads: the terminal's status says what holds the space.
+  auto shown = run_binary(LEASECTL_BIN, {"--socket", sock, "status"});
+  EXPECT_NE(shown.output.find("leasectl journal prune"), std::string::npos) << shown.output;
+  const nlohmann::json pruned = call("journal.prune", {{"reason", "the disk is full"}});
+  ASSERT_TRUE(pruned.value("ok", false)) << pruned.dump();
+  EXPECT_GE(pruned["result"].value("bytes", uint64_t{0}), 8 * kMiB) << pruned.dump();
+  EXPECT_NE(pruned.dump().find("work/mid"), std::string::npos) << "not said what is lost";
+  EXPECT_TRUE(wait_until([&] { return !disk_full(); })) << call("status").dump();
+  auto again = as_agent("echo more > work/more");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  // The pruned turn is gone for good, and says so.
+  const nlohmann::json undo = call("undo", {{"turn", 1}});
+  EXPECT_FALSE(undo.value("ok", true)) << undo.dump();
+  EXPECT_NE(run_sh("grep -c journal_pruned " + root + "/.longrun/audit.jsonl").output, "0\n");
+}
+
 }  // namespace
 }  // namespace leasefs::test
