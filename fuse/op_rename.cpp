@@ -59,7 +59,12 @@ int rename_temp_sibling(Filesystem& fs, const TempSibling& sibling, Inode& from,
   const gate::RenameTarget from_kind = target_kind(from, name);
   plan.from_is_dir = from_kind == gate::RenameTarget::kDirectory;
   plan.target = target_kind(to, newname);
-  gate::Verdict v = fs.gate().check_temp_sibling_rename(plan.from, plan.to, sibling.turn, caller);
+  // Onto a new name only as a create of it: and then a name that appears
+  // meanwhile is not replaced (RENAME_NOREPLACE), for replacing is a write.
+  const bool onto_file = plan.target != gate::RenameTarget::kAbsent;
+  if (!onto_file) flags |= RENAME_NOREPLACE;
+  gate::Verdict v =
+      fs.gate().check_temp_sibling_rename(plan.from, plan.to, onto_file, sibling.turn, caller);
   if (!v.allowed) {
     fs.refuse(gate::Op::kRename, plan.to, caller, v.reason,
               {gate::Op::kRename, {}, {plan.from, plan.to}, {}});

@@ -56,10 +56,10 @@ Verdict Gate::check_on_temp_sibling(Op op, uint64_t turn, const Caller& caller) 
   return verdict_of(decide_on_temp_sibling(*snap, op, turn, caller, now_ms()));
 }
 
-Verdict Gate::check_temp_sibling_rename(std::string_view from, std::string_view to, uint64_t turn,
-                                        const Caller& caller) const {
+Verdict Gate::check_temp_sibling_rename(std::string_view from, std::string_view to, bool to_exists,
+                                        uint64_t turn, const Caller& caller) const {
   auto snap = cell_.read();
-  return verdict_of(decide_temp_sibling_rename(*snap, from, to, turn, caller, now_ms()));
+  return verdict_of(decide_temp_sibling_rename(*snap, from, to, to_exists, turn, caller, now_ms()));
 }
 
 void Gate::set_publish_listener(PublishListener* listener) noexcept {

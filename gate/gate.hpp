@@ -41,8 +41,8 @@ class Gate {
   // belongs to.
   Verdict check_temp_sibling(std::string_view path, const Caller& caller, uint64_t* turn) const;
   Verdict check_on_temp_sibling(Op op, uint64_t turn, const Caller& caller) const;
-  Verdict check_temp_sibling_rename(std::string_view from, std::string_view to, uint64_t turn,
-                                    const Caller& caller) const;
+  Verdict check_temp_sibling_rename(std::string_view from, std::string_view to, bool to_exists,
+                                    uint64_t turn, const Caller& caller) const;
   void set_publish_listener(PublishListener* listener) noexcept;  // nullptr detaches
 
   // Whether check() needs a real path beyond the protected-path test: true when a

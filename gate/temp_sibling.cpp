@@ -97,8 +97,8 @@ Decision decide_on_temp_sibling(const GateSnapshot& snapshot, Op op, uint64_t tu
 }
 
 Decision decide_temp_sibling_rename(const GateSnapshot& snapshot, std::string_view from,
-                                    std::string_view to, uint64_t turn, const Caller& caller,
-                                    int64_t now_ms) noexcept {
+                                    std::string_view to, bool to_exists, uint64_t turn,
+                                    const Caller& caller, int64_t now_ms) noexcept {
   if (!temp_sibling_turn_open(snapshot, turn)) return {false, DenyReason::kStaleLease};
   if (is_git_index_lock(from)) {
     // Only onto the index beside it.
@@ -106,8 +106,9 @@ Decision decide_temp_sibling_rename(const GateSnapshot& snapshot, std::string_vi
     if (!beside) return {false, DenyReason::kOutOfScope};
     return decide_on_temp_sibling(snapshot, Op::kWrite, turn, caller, now_ms);
   }
-  // Replacing the target's content is a write of the target.
-  return decide(snapshot, Op::kOpenWrite, to, caller, now_ms);
+  // Replacing the target's content is a write of the target; a new name is a
+  // create of it, which the lease must give as it would to `>`.
+  return decide(snapshot, to_exists ? Op::kOpenWrite : Op::kCreate, to, caller, now_ms);
 }
 
 }  // namespace leasefs::gate

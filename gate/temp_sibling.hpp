@@ -10,11 +10,11 @@
 // directory that the grant's scope reaches into (the directory part of one of its
 // globs matches; for `dir/` and `dir/**`, also any directory the glob matches),
 // becomes a temporary sibling for this turn. A temporary sibling may only be
-// written, have its attributes set, be unlinked, or be renamed onto a path the
+// written, have its attributes set, be unlinked, or be renamed onto a file the
 // lease covers for writing (for the tool, replacing the file's content is a write
-// of it). It can never be renamed to an out-of-scope name or linked. It lives as
-// long as the lease that made it: once no path-narrowed grant with the write
-// class is in force for its turn (`turn`, `end-turn`, `revoke`, a checkpoint),
+// of it), or onto a new name the lease covers for creating. It can never be renamed to an
+// out-of-scope name or linked. It lives as long as the lease that made it: once no path-narrowed
+// grant with the write class is in force for its turn (`turn`, `end-turn`, `revoke`, a checkpoint),
 // it is no longer one, and if it is still in the tree the filesystem takes it
 // out (into the turn's journal) and reports it (`temporary_leftover`).
 //
@@ -44,10 +44,11 @@ Decision decide_temp_sibling(const GateSnapshot& snapshot, std::string_view path
 Decision decide_on_temp_sibling(const GateSnapshot& snapshot, Op op, uint64_t turn,
                                 const Caller& caller, int64_t now_ms) noexcept;
 
-// Renaming a temporary sibling at `from` (created in `turn`) onto `to`.
+// Renaming a temporary sibling at `from` (created in `turn`) onto `to`: onto a
+// file there (`to_exists`) as a write of it, onto a new name as a create of it.
 Decision decide_temp_sibling_rename(const GateSnapshot& snapshot, std::string_view from,
-                                    std::string_view to, uint64_t turn, const Caller& caller,
-                                    int64_t now_ms) noexcept;
+                                    std::string_view to, bool to_exists, uint64_t turn,
+                                    const Caller& caller, int64_t now_ms) noexcept;
 
 // Whether a temporary sibling created in `turn` is still one under `snapshot`:
 // the task in progress, `turn` current, and a path-narrowed grant with the write

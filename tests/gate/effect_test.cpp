@@ -81,11 +81,18 @@ TEST(TempSibling, OnlyBesideAPathTheGrantEdits) {
 
 TEST(TempSibling, RenamedOnlyOntoAWritablePathWhileItsTurnLasts) {
   const GateSnapshot s = with_grants({{{"src/a.c"}, kAllOps}});
-  EXPECT_TRUE(decide_temp_sibling_rename(s, "src/t", "src/a.c", 1, {}, 0).allowed);
-  EXPECT_FALSE(decide_temp_sibling_rename(s, "src/t", "src/b.c", 1, {}, 0).allowed);
-  EXPECT_FALSE(decide_temp_sibling_rename(s, "src/t", "src/a.c", 0, {}, 0).allowed);
-  EXPECT_TRUE(decide_temp_sibling_rename(s, ".git/index.lock", ".git/index", 1, {}, 0).allowed);
-  EXPECT_FALSE(decide_temp_sibling_rename(s, ".git/index.lock", ".git/HEAD", 1, {}, 0).allowed);
+  EXPECT_TRUE(decide_temp_sibling_rename(s, "src/t", "src/a.c", true, 1, {}, 0).allowed);
+  EXPECT_FALSE(decide_temp_sibling_rename(s, "src/t", "src/b.c", true, 1, {}, 0).allowed);
+  EXPECT_FALSE(decide_temp_sibling_rename(s, "src/t", "src/a.c", true, 0, {}, 0).allowed);
+  EXPECT_TRUE(
+      decide_temp_sibling_rename(s, ".git/index.lock", ".git/index", true, 1, {}, 0).allowed);
+  EXPECT_FALSE(
+      decide_temp_sibling_rename(s, ".git/index.lock", ".git/HEAD", true, 1, {}, 0).allowed);
+  // Onto a new name it is a create: a write-only grant gives none.
+  const GateSnapshot w = with_grants({{{"src/**"}, kClassWrite}});
+  EXPECT_TRUE(decide_temp_sibling_rename(w, "src/t", "src/a.c", true, 1, {}, 0).allowed);
+  EXPECT_FALSE(decide_temp_sibling_rename(w, "src/t", "src/new.c", false, 1, {}, 0).allowed);
+  EXPECT_TRUE(decide_temp_sibling_rename(s, "src/t", "src/a.c", false, 1, {}, 0).allowed);
   EXPECT_TRUE(decide_on_temp_sibling(s, Op::kWrite, 1, {}, 0).allowed);
   EXPECT_TRUE(decide_on_temp_sibling(s, Op::kUnlink, 1, {}, 0).allowed);
   EXPECT_FALSE(decide_on_temp_sibling(s, Op::kLink, 1, {}, 0).allowed);

@@ -237,6 +237,24 @@ TEST_F(ToolEdit, AFileStaysWritableThroughTheNameItKeepsInAnotherDirectory) {
   EXPECT_FALSE(r.ok()) << r.output;
 }
 
+// A write-only grant over a directory: a temporary may replace a file there
+// (sed -i), but never become a new one by a rename: that would be a create the
+// grant does not give, and a file that outlives the turn. Where a grant lets
+// that name be created, it may.
+TEST_F(ToolEdit, AWriteOnlyGrantRenamesATemporaryOntoNoNewName) {
+  fs_.publish(leased(2, {{{"src/**"}, gate::kClassWrite}}));
+  auto r = agent("echo new > src/.new.tmp && mv src/.new.tmp src/new.c");
+  EXPECT_FALSE(r.ok()) << r.output;
+  EXPECT_FALSE(stdfs::exists(fs_.backing() + "/src/new.c"));
+  r = agent("sed -i s/hello/bye/ src/a.c");
+  EXPECT_TRUE(r.ok()) << r.output;
+  // A second grant lets src/new2.c be created: the temporary may become it.
+  fs_.publish(leased(2, {{{"src/**"}, gate::kClassWrite}, {{"src/new2.c"}, gate::kClassCreate}}));
+  r = agent("echo new > src/.new2.tmp && mv src/.new2.tmp src/new2.c");
+  EXPECT_TRUE(r.ok()) << r.output;
+  EXPECT_EQ(read_file(fs_.backing() + "/src/new2.c"), "new\n");
+}
+
 // `dir/` means `dir/**` (DESIGN.md, Path globs), temporary siblings included.
 TEST_F(ToolEdit, ADirectoryGrantOpensTemporarySiblings) {
   for (const std::string glob : {"src/**", "src/"}) {
