@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
+#include "base/inert_text.hpp"
 #include "gate/grant_glob.hpp"
 #include "gate/process_command.hpp"
 #include "memory/ledger_error.hpp"
@@ -27,7 +28,8 @@ std::vector<std::string> normalize_paths(const std::vector<std::string>& paths,
   for (const std::string& p : paths) {
     gate::GrantGlob g = gate::normalize_grant_glob(p, root);
     if (!g.problem.empty()) {
-      throw Error(Errc::kInvalidArgument, "--path '" + p + "': " + g.problem);
+      // Quoted: the path may be the agent's, with bytes a terminal acts on.
+      throw Error(Errc::kInvalidArgument, "--path " + base::quote_name(p) + ": " + g.problem);
     }
     out.push_back(std::move(g.glob));
   }
