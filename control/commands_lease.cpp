@@ -46,6 +46,8 @@ Result handle_grant(CommandContext& ctx, const json& args, const gate::Actor& ac
 Result handle_revoke(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("revoke", args);
   auto id = a.opt_str("grant_id", kMaxIdArgBytes);
+  // all: every grant in force, as no id has always meant; both at once is a slip.
+  if (a.flag("all") && id) a.invalid("all", "and a grant id: give one or the other");
   a.finish();
   return render(service(ctx).revoke(id, actor));
 }

@@ -55,15 +55,17 @@ json render(const service::UndoResult& r) {
   json not_undoable = json::array(), conflicts = json::array();
   for (const auto& n : u.not_undoable) not_undoable.push_back({{"path", n.path}, {"why", n.why}});
   for (const auto& c : u.conflicts) conflicts.push_back({{"path", c.path}, {"turn", c.turn}});
-  return {{"turn", u.turn},
-          {"dry_run", u.dry_run},
-          {"conflicts", std::move(conflicts)},
-          {"restored", u.restored},
-          {"removed", u.removed},
-          {"not_undoable", std::move(not_undoable)},
-          {"applied", u.applied},
-          {"journaled_in_turn", r.journaled_in_turn},
-          {"can_be_undone", r.can_be_undone}};
+  json out = {{"turn", u.turn},
+              {"dry_run", u.dry_run},
+              {"conflicts", std::move(conflicts)},
+              {"restored", u.restored},
+              {"removed", u.removed},
+              {"not_undoable", std::move(not_undoable)},
+              {"applied", u.applied},
+              {"journaled_in_turn", r.journaled_in_turn},
+              {"can_be_undone", r.can_be_undone}};
+  if (!r.warning.empty()) out["warning"] = r.warning;
+  return out;
 }
 
 json render(const service::PruneResult& r) {

@@ -59,60 +59,94 @@ bool known_command(const char* word) {
   return false;
 }
 
-// `leasefs mount`'s options, into `m` (and --ask's text into `ask_wait`).
+// spdlog's levels, all of them, for --log-level's check and its help alike.
+const std::vector<std::string> kLogLevels = {"trace", "debug",    "info", "warn",
+                                             "error", "critical", "off"};
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+// `leasefs mount`'s options, into `m` (and --ask's text into `ask_wait`). Each
+// value is named for what it is (DIR, MiB, DURATION): CLI11 would say UINT, TEXT
+// and print its validators' ranges in their place.
 CLI::App* add_mount_command(CLI::App& app, leasefs::daemon::MountCommand& m,
                             std::string& ask_wait) {
   auto* mount = app.add_subcommand("mount", "serve ROOT, mounted over itself or at MOUNTPOINT");
-  mount->add_option("ROOT", m.root, "the project directory")->required();
-  mount->add_option("MOUNTPOINT", m.mountpoint, "where to mount (default: over ROOT)");
-  mount->add_option("--socket", m.socket, "control socket path");
-  mount->add_option("--socket-group", m.socket_group, "group allowed to use the socket");
+  mount->add_option("ROOT", m.root, "the project directory")->required()->type_name("DIR");
+  mount->add_option("MOUNTPOINT", m.mountpoint, "where to mount (default: over ROOT)")
+      ->type_name("DIR");
+  mount->add_option("--socket", m.socket, "control socket path")->type_name("PATH");
+  mount->add_option("--socket-group", m.socket_group, "group allowed to use the socket")
+      ->type_name("GROUP");
   mount->add_flag("--foreground,-f", m.foreground,
                   "stay attached, logging to stderr; tell systemd when ready");
-  mount->add_option("--approver-uid", m.approver_uids, "uid allowed to grant (repeatable)");
-  mount->add_option("--approver-gid", m.approver_gids, "gid allowed to grant (repeatable)");
-  mount->add_option("--agent", m.agent,
-                    "the agent runs as USER: give it the socket and status.md, never the rest "
-                    "of .longrun; warn about files it could not write even under a lease");
-  mount->add_option("--log-level", m.log_level, "trace, debug, info, warn, error")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
-  mount->add_option("-o", m.mount_options,
-                    "standard mount options, comma-separated: ro, noatime, nodev, nosuid, "
-                    "noexec, sync, ... (what leasefs sets itself, such as allow_other, is "
-                    "refused)");
+  mount->add_option("--approver-uid", m.approver_uids, "uid allowed to grant (repeatable)")
+      ->option_text("UID");
+  mount->add_option("--approver-gid", m.approver_gids, "gid allowed to grant (repeatable)")
+      ->option_text("GID");
+  mount
+      ->add_option("--agent", m.agent,
+                   "the agent runs as USER: give it the socket and status.md, never the rest "
+                   "of .longrun; warn about files it could not write even under a lease")
+      ->type_name("USER");
+  mount
+      ->add_option("--log-level", m.log_level,
+                   "one of " + joined(kLogLevels) + " [default: " + m.log_level + "]")
+      ->check(CLI::IsMember(kLogLevels))
+      ->option_text("LEVEL");
+  mount
+      ->add_option("-o", m.mount_options,
+                   "standard mount options, comma-separated: ro, noatime, nodev, nosuid, "
+                   "noexec, sync, ... (what leasefs sets itself, such as allow_other, is "
+                   "refused; repeatable)")
+      ->option_text("OPTIONS");
   mount->add_flag("--debug-fuse", m.debug_fuse, "log every FUSE request (very verbose)");
   mount->add_flag("--allow-busy", m.allow_busy,
                   "mount over ROOT even while processes are inside it; WEAKENS THE GATE: "
                   "those processes keep writing the tree beneath without a lease");
-  mount->add_option("--protect", m.protect,
-                    "GLOB no lease opens unless a grant names it explicitly (repeatable; "
-                    "added to the defaults .git/hooks/** and .git/config; .longrun/** always)");
+  mount
+      ->add_option("--protect", m.protect,
+                   "GLOB no lease opens unless a grant names it explicitly (repeatable; "
+                   "added to the defaults .git/hooks/** and .git/config; .longrun/** always)")
+      ->option_text("GLOB");
   mount->add_flag("--no-default-protect", m.no_default_protect,
                   "do not protect .git/hooks/** and .git/config by default");
 
   mount
       ->add_option("--journal", m.journal,
-                   "keep the per-turn journal that `leasectl diff` and `undo` read (default on)")
-      ->check(CLI::IsMember({"on", "off"}));
-  mount->add_option("--journal-max-file-mb", m.journal_max_file_mb,
-                    "a file larger than this is journaled as not undoable (default 256)");
-  mount->add_option(
-      "--journal-max-turn-mb", m.journal_max_turn_mb,
-      "past this much copied content in a turn, files are not undoable (default 4096)");
+                   "keep the per-turn journal that `leasectl diff` and `undo` read [default: on]")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->option_text("on|off");
+  mount
+      ->add_option("--journal-max-file-mb", m.journal_max_file_mb,
+                   "a file larger than this is journaled as not undoable [default: 256]")
+      ->type_name("MiB");
+  mount
+      ->add_option(
+          "--journal-max-turn-mb", m.journal_max_turn_mb,
+          "past this much copied content in a turn, files are not undoable [default: 4096]")
+      ->type_name("MiB");
   mount
       ->add_option("--journal-keep-turns", m.journal_keep_turns,
-                   "turns whose journal is kept (default 50)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  mount->add_option("--journal-keep-mb", m.journal_keep_mb,
-                    "older turns are dropped while the journal is larger (default 16384)");
+                   "turns whose journal is kept, at least 1 [default: 50]")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))
+      ->option_text("TURNS");
+  mount
+      ->add_option("--journal-keep-mb", m.journal_keep_mb,
+                   "older turns are dropped while the journal is larger [default: 16384]")
+      ->type_name("MiB");
 
   mount
       ->add_option("--ask", ask_wait,
-                   "ask mode: a refused write waits up to WAIT (default 60s; 90s, 5m, at most "
-                   "1h; a bare number is seconds) for a person to approve it instead of failing "
-                   "at once")
+                   "ask mode: a refused write waits up to DURATION (90s, 5m, at most 1h; a bare "
+                   "number is seconds) for a person to approve it instead of failing at once; "
+                   "--ask alone waits 60s [default: 60s]")
       ->expected(0, 1)
       ->default_str("60s")
+      ->option_text("[DURATION]")
       ->check(CLI::Validator(
           [](std::string& text) {
             return ask_wait_ms(text) ? std::string()

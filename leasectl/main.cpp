@@ -60,6 +60,8 @@ struct Options {
   // Where to look for the daemon when no socket is named: the current directory,
   // or the session's directory a host hook is told.
   std::string discover_from;
+  // -C DIR: as if started in DIR (git's and make's -C); empty: the current directory.
+  std::string directory;
   bool json = false;
   std::string idempotency_key;
   bool as_hook = false;
@@ -272,7 +274,7 @@ int run_as_hook(Options& o, const Call& call) {
   const bool stop_active = input.value("stop_hook_active", false);
   // The host says where the session works; the daemon is found for that path,
   // which is never entered: the agent may have mounted or parked anything there.
-  if (input.contains("cwd") && input["cwd"].is_string()) {
+  if (o.directory.empty() && input.contains("cwd") && input["cwd"].is_string()) {
     o.discover_from = input["cwd"].get<std::string>();
   }
   if (call.cmd != "turn" && call.cmd != "end-turn") {
@@ -288,6 +290,13 @@ void add_global_options(CLI::App& app, Options& o) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("leasectl (leasefs) ") + LEASEFS_VERSION);
   app.add_option("--socket", o.socket, "control socket of the daemon");
+  // Only a name: the daemon is found for DIR as for the current directory,
+  // without entering it (see Discovery in DESIGN.md).
+  app.add_option("-C", o.directory,
+                 "run as if leasectl was started in DIR: the daemon is the one serving DIR, "
+                 "and hooks --install's --project is taken relative to it")
+      ->type_name("DIR")
+      ->each([&o](const std::string& dir) { o.discover_from = dir; });
   app.add_flag("--json", o.json, "print the daemon's reply as one JSON object");
   app.add_option("--idempotency-key", o.idempotency_key,
                  "a retried command with the same key runs once");
@@ -299,11 +308,27 @@ void add_global_options(CLI::App& app, Options& o) {
 // leasectl's own commands: each sets `run` to what it does.
 using Run = std::function<int()>;
 
-void add_hooks_command(CLI::App& app, Run& run) {
-  auto* hooks_cmd =
-      app.add_subcommand("hooks", "print agent host settings that drive turns and fail closed");
+constexpr const char* kHookHosts = "claude-code or codex";
+
+void add_hooks_command(CLI::App& app, const Options& o, Run& run) {
+  auto* hooks_cmd = app.add_subcommand(
+      "hooks", std::string("print agent host settings that drive turns and fail closed (HOST: ") +
+                   kHookHosts + ")");
   hooks_cmd->alias("hook");  // the first spelling
-  hooks_cmd->require_subcommand(1);
+  // At most one host; none is answered below with the hosts there are, which
+  // CLI11's "A subcommand is required" would not name.
+  hooks_cmd->require_subcommand(0, 1);
+  hooks_cmd->callback([&run, hooks_cmd] {
+    if (!hooks_cmd->get_subcommands().empty()) return;
+    run = [] {
+      std::fprintf(stderr,
+                   "leasectl hooks: name the agent host: %s\n"
+                   "  e.g. `leasectl hooks claude-code` prints its settings, "
+                   "`leasectl hooks codex --install` merges them into .codex/hooks.json\n",
+                   kHookHosts);
+      return kExitUsage;
+    };
+  });
   auto install = std::make_shared<bool>(false);
   auto project = std::make_shared<std::string>(".");
   for (auto [name, help] :
@@ -317,10 +342,12 @@ void add_hooks_command(CLI::App& app, Run& run) {
             ", keeping what is there (running it again adds nothing)");
     host->add_option("--project", *project,
                      "the project directory for --install (default: the current one)");
-    host->callback([&run, install, project, host = std::string(name)] {
-      run = [install, project, host] {
+    host->callback([&run, &o, install, project, host = std::string(name)] {
+      run = [&o, install, project, host] {
         if (!*install) return leasefs::leasectl::print_hooks(host);
-        return leasefs::leasectl::install_hooks(host, *project) == 0 ? kExitOk : kExitUsage;
+        std::string dir = *project;
+        if (!o.directory.empty() && !dir.starts_with('/')) dir = o.directory + "/" + dir;
+        return leasefs::leasectl::install_hooks(host, dir) == 0 ? kExitOk : kExitUsage;
       };
     });
   }
@@ -377,7 +404,7 @@ void add_mcp_command(CLI::App& app, const Options& o, Run& run) {
 std::optional<int> unknown_command(CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--socket" || arg == "--idempotency-key" || arg == "--listen") {
+    if (arg == "--socket" || arg == "--idempotency-key" || arg == "--listen" || arg == "-C") {
       ++i;
       continue;
     }
@@ -405,7 +432,7 @@ int main(int argc, char** argv) {
   CLI::App app{"leasectl: control a leasefs daemon (tasks, turns, write leases, checkpoints)"};
   add_global_options(app, o);
   leasefs::leasectl::add_protocol_commands(app, call);
-  add_hooks_command(app, run);
+  add_hooks_command(app, o, run);
   add_status_views(app, call);
   add_console_command(app, o, run);
   add_mcp_command(app, o, run);

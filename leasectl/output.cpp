@@ -337,8 +337,10 @@ void print_undo(std::FILE* out, const json& r, const Style& st) {
   if (applied && r.value("can_be_undone", false)) {
     std::fprintf(out, "journaled in turn %s: `leasectl undo --turn %s` puts it back\n",
                  str(r, "journaled_in_turn").c_str(), str(r, "journaled_in_turn").c_str());
-  } else if (applied) {
-    std::fprintf(out, "this undo put back the current turn itself: it cannot be undone\n");
+  }
+  // The daemon's words, the same for a dry run as for the undo itself.
+  if (const std::string warning = r.value("warning", std::string()); !warning.empty()) {
+    std::fprintf(out, "%s %s\n", st.red("warning:").c_str(), inert(warning).c_str());
   }
 }
 

@@ -37,6 +37,25 @@ std::vector<std::string> normalized(const std::vector<std::string>& paths) {
   return out;
 }
 
+// diff and undo of a turn that has not begun: one refusal, one message. "No
+// changes" would read as an answer about a turn that never was.
+void require_begun(uint64_t turn, uint64_t current) {
+  if (turn > current) {
+    throw Error(Errc::kNotFound, "turn " + std::to_string(turn) +
+                                     " has not begun: the current turn is " +
+                                     std::to_string(current));
+  }
+}
+
+// The undo's own changes are journaled in the current turn, whose pre-images
+// already hold the state before it: an undo of the current turn cannot be undone.
+// Said the same for a dry run as for the undo itself.
+std::string current_turn_warning(uint64_t turn) {
+  return "turn " + std::to_string(turn) +
+         " is the current turn: undoing it cannot be undone (end the turn with `leasectl "
+         "turn` first to keep a way back)";
+}
+
 }  // namespace
 
 JournalUseCases::JournalUseCases(Service& service, journal::Journal& journal,
@@ -45,12 +64,7 @@ JournalUseCases::JournalUseCases(Service& service, journal::Journal& journal,
 
 DiffResult JournalUseCases::diff(const DiffArgs& args, const gate::Actor& actor) {
   const uint64_t current = service_.state().turn_index;
-  if (args.turn && *args.turn > current) {
-    // "No changes" would read as an answer about a turn that never was.
-    throw Error(Errc::kNotFound, "turn " + std::to_string(*args.turn) +
-                                     " has not begun: the current turn is " +
-                                     std::to_string(current));
-  }
+  if (args.turn) require_begun(*args.turn, current);
   journal::DiffRequest req;
   req.turn = args.turn.value_or(current);
   req.paths = normalized(args.paths);
@@ -63,6 +77,7 @@ UndoResult JournalUseCases::undo(const UndoArgs& args, const gate::Actor& actor)
   require_approver(actor, "undo a turn");
   std::lock_guard lock(undo_mu_);
   const gate::TaskState state = service_.state();
+  require_begun(args.turn, state.turn_index);  // before the ledger and the audit hear of it
   journal::UndoRequest req;
   req.turn = args.turn;
   req.current_turn = state.turn_index;
@@ -116,9 +131,9 @@ UndoResult JournalUseCases::undo(const UndoArgs& args, const gate::Actor& actor)
                      {"reason", args.reason},
                      {"uid", actor.uid}});
   }
-  // The undo's own changes are journaled in the current turn, whose pre-images
-  // already hold the state before it: undoing the current turn cannot be undone.
-  return {std::move(out), state.turn_index, args.turn != state.turn_index};
+  const bool current = args.turn == state.turn_index;
+  return {std::move(out), state.turn_index, !current,
+          current ? current_turn_warning(args.turn) : std::string()};
 }
 
 PruneResult JournalUseCases::prune(const PruneArgs& args, const gate::Actor& actor) {

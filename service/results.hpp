@@ -151,6 +151,7 @@ struct UndoResult {
   journal::UndoReport report;
   uint64_t journaled_in_turn = 0;
   bool can_be_undone = false;  // not when the current turn itself was put back
+  std::string warning;         // said before it happens too (a dry run)
 };
 
 // journal.prune: what the turns deleted held (journal/journal.hpp, prune_older).

@@ -4,6 +4,8 @@
 
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
+#include "base/inert_text.hpp"
+#include "gate/grant_glob.hpp"
 #include "gate/process_command.hpp"
 #include "memory/ledger_error.hpp"
 #include "service/service.hpp"
@@ -18,19 +20,18 @@ namespace {
 constexpr int64_t kMaxTtlMs = int64_t{30} * 24 * 3600 * 1000;
 constexpr size_t kMaxPendingRequestsPerUid = 16;
 
-// Globs are relative to the root; accept an absolute path inside the root too.
+// Every grant and request is checked here, whoever sent it (leasectl, the MCP
+// server, a raw socket line): a path refused names itself and why.
 std::vector<std::string> normalize_paths(const std::vector<std::string>& paths,
                                          const std::string& root) {
   std::vector<std::string> out;
-  for (std::string p : paths) {
-    if (p.empty()) throw Error(Errc::kInvalidArgument, "an empty --path matches nothing");
-    if (p.starts_with(root + "/")) p = p.substr(root.size() + 1);
-    while (p.starts_with("./")) p = p.substr(2);
-    if (p.starts_with("/")) {
-      throw Error(Errc::kInvalidArgument,
-                  "path " + p + " is outside the root " + root + "; use a path relative to it");
+  for (const std::string& p : paths) {
+    gate::GrantGlob g = gate::normalize_grant_glob(p, root);
+    if (!g.problem.empty()) {
+      // Quoted: the path may be the agent's, with bytes a terminal acts on.
+      throw Error(Errc::kInvalidArgument, "--path " + base::quote_name(p) + ": " + g.problem);
     }
-    out.push_back(std::move(p));
+    out.push_back(std::move(g.glob));
   }
   return out;
 }
@@ -73,29 +74,31 @@ GrantResult Service::grant(const GrantArgs& args, const gate::Actor& actor) {
 RevokeResult Service::revoke(const std::optional<std::string>& grant_id, const gate::Actor& actor) {
   auto lock = lock_service();
   gate::TaskState next = state_;
-  size_t revoked = 0;
-  if (grant_id) {
-    revoked = std::erase_if(next.grants, [&](const gate::Grant& g) { return g.id == *grant_id; });
-    if (revoked == 0) {
-      throw Error(Errc::kNotFound,
-                  "no grant " + *grant_id + " in force; `leasectl status` lists them");
-    }
-  } else {
-    revoked = next.grants.size();
-    next.grants.clear();
+  std::vector<std::string> ids;  // what this revoke takes away
+  for (const gate::Grant& g : next.grants) {
+    if (!grant_id || g.id == *grant_id) ids.push_back(g.id);
   }
+  if (grant_id && ids.empty()) {
+    throw Error(Errc::kNotFound,
+                "no grant " + *grant_id + " in force; `leasectl status` lists them");
+  }
+  std::erase_if(next.grants, [&](const gate::Grant& g) { return !grant_id || g.id == *grant_id; });
+  const size_t revoked = ids.size();
   commit(std::move(next), Durability::kAfterReply);
-  if (ledger_ && revoked > 0) {
+  // One ledger entry per grant, so the ledger names each one a revoke of all ended.
+  for (const std::string& id : ids) {
+    if (!ledger_) break;
     try {
-      ledger_->record_revoke({grant_id.value_or(""), state_.task_id,
-                              static_cast<int64_t>(state_.turn_index), actor.uid, "revoked"});
+      ledger_->record_revoke(
+          {id, state_.task_id, static_cast<int64_t>(state_.turn_index), actor.uid, "revoked"});
     } catch (const std::exception& e) {
-      spdlog::error("ledger: revoke not recorded: {}", e.what());  // the revoke stands
+      spdlog::error("ledger: revoke of {} not recorded: {}", id, e.what());  // the revoke stands
     }
   }
   spdlog::info("revoked {} grant(s)", revoked);
   emit({{"type", "revoke"},
         {"grant_id", grant_id ? json(*grant_id) : json(nullptr)},
+        {"grant_ids", ids},
         {"revoked", revoked},
         {"uid", actor.uid}});
   return {revoked, !state_.grants.empty()};

@@ -31,7 +31,7 @@ TEST(ControlInertOutput, AgentTextIsShownInertAndJsonKeepsItExact) {
   ASSERT_TRUE(root.call("start", {{"description", "inert"}}).value("ok", false));
   pid_t agent = spawn_agent([&] {
     ControlClient c(d.socket());
-    return c.call("request", {{"reason", kReason}, {"paths", {"src/\x1b]0;owned\x07*.c"}}})
+    return c.call("request", {{"reason", kReason}, {"paths", {"src/\x1bP0;owned\x1b\\*.c"}}})
                    .value("ok", false)
                ? 0
                : 1;

@@ -24,7 +24,10 @@ TEST(ControlWhoAsked, RequestsShowUidPidAndCommandInert) {
   ASSERT_TRUE(root.call("start", {{"description", "who asked"}}).value("ok", false));
 
   // The agent's own leasectl, with an escape sequence and a forged line in argv.
-  const std::string forged = "src/\x1b[2Jx\nR_0009 by uid 0";
+  // ESC c (a terminal reset): a bracket would be refused as glob syntax.
+  const std::string forged =
+      "src/\x1b"
+      "cx\nR_0009 by uid 0";
   RunOptions as_agent;
   as_agent.uid = kAgentUid;
   as_agent.gid = kAgentGid;
@@ -48,7 +51,7 @@ TEST(ControlWhoAsked, RequestsShowUidPidAndCommandInert) {
   EXPECT_NE(human.output.find("by uid 65534 pid " + std::to_string(q["requester_pid"].get<int>())),
             std::string::npos)
       << human.output;
-  EXPECT_NE(human.output.find("\\x1b[2Jx\\nR_0009"), std::string::npos) << human.output;
+  EXPECT_NE(human.output.find("\\x1bcx\\nR_0009"), std::string::npos) << human.output;
   EXPECT_EQ(human.output.find("\nR_0009"), std::string::npos) << human.output;
 
   RunResult approve = run_argv({LEASECTL_BIN, "--socket", d.socket(), "approve", "R_0001"});
