@@ -189,7 +189,7 @@ StatusReport Service::status() {
   }
   for (const auto& r : pending_requests()) {
     if (r.turn != static_cast<int64_t>(state_.turn_index)) continue;
-    const bool ask = asks_.count(r.id) > 0;  // an operation is parked on it
+    const bool ask = waited_asks_.count(r.id) > 0;  // an operation is parked on it
     out.pending_requests.push_back({r, ask});
   }
   out.task = state_;

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -205,7 +206,9 @@ class Service {
   gate::AskChannel* ask_channel_ = nullptr;
   int64_t ask_default_ms_ = 0;
   std::map<std::string, uint64_t> asks_;  // request id -> the filesystem's ask id
-  uint64_t refusals_total_ = 0;           // of this task, while the daemon runs
+  // Those of asks_ an operation waits on; the rest were refused at once (filed).
+  std::set<std::string> waited_asks_;
+  uint64_t refusals_total_ = 0;  // of this task, while the daemon runs
   std::vector<ForeignMount> foreign_mounts_;
   // Set when state.json could not be read at start: the daemon serves anyway,
   // read-only for everyone (no state change is saved, so the file is kept as it

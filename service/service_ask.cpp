@@ -55,6 +55,7 @@ void Service::open_ask(const gate::Ask& ask) {
                               paths, ask.caller.uid, ask.caller.pid, command);
     });
     asks_[r.id] = ask.id;
+    if (ask.waits) waited_asks_.insert(r.id);
     spdlog::info("request {} (ask mode): {} by uid {} pid {}", r.id, op, ask.caller.uid,
                  ask.caller.pid);
     json out = request_json(r);
@@ -76,6 +77,7 @@ void Service::close_ask(uint64_t ask_id, gate::AskEnd end) {
     if (it->second != ask_id) continue;
     const std::string request_id = it->first;
     asks_.erase(it);
+    waited_asks_.erase(request_id);
     close_ask_request(request_id, std::string(to_string(end)));
     return;
   }
@@ -99,6 +101,7 @@ void Service::answer_ask(const std::string& request_id, bool approved) {
   if (it == asks_.end()) return;
   const uint64_t id = it->second;
   asks_.erase(it);
+  waited_asks_.erase(request_id);
   if (ask_channel_) ask_channel_->answer(id, approved);
 }
 
@@ -110,11 +113,12 @@ void Service::end_asks(const std::string& why) {
     if (ask_channel_) ask_channel_->answer(id, false);
   }
   asks_.clear();
+  waited_asks_.clear();
 }
 
 AskStatus Service::ask_status() const {
   const int64_t ms = state_.ask_ms.value_or(ask_default_ms_);
-  return {ms, ms > 0 && ask_channel_ != nullptr, state_.ask_ms.has_value(), asks_.size()};
+  return {ms, ms > 0 && ask_channel_ != nullptr, state_.ask_ms.has_value(), waited_asks_.size()};
 }
 
 SetAskResult Service::set_ask(std::optional<int64_t> ms, const gate::Actor& actor) {

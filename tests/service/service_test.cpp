@@ -531,6 +531,23 @@ TEST_F(AskServiceTest, AnAskBecomesARequestAndItsApprovalAGrantForExactlyItsPath
   EXPECT_FALSE(can_write("src/b.c"));
 }
 
+// A create refused at once files its request but nothing waits on it: ask mode
+// counts only the operations that really wait for a person.
+TEST_F(AskServiceTest, AFiledAskIsNotCountedAsWaiting) {
+  Ask filed = ask(1, {"new.c"});
+  filed.waits = false;
+  service_->open_ask(filed);
+  Ask parked = ask(2, {"old.c"});
+  parked.waits = true;
+  service_->open_ask(parked);
+  const auto report = service_->status();
+  EXPECT_EQ(report.ask.waiting, 1u);
+  ASSERT_EQ(report.pending_requests.size(), 2u);
+  size_t marked = 0;
+  for (const auto& p : report.pending_requests) marked += p.ask ? 1 : 0;
+  EXPECT_EQ(marked, 1u);
+}
+
 TEST_F(AskServiceTest, ARejectionAnswersNoAndGrantsNothing) {
   service_->open_ask(ask(8, {"src/a.c"}));
   service_->reject(pending()[0].request.id, "no", kPerson);
