@@ -189,7 +189,8 @@ StatusReport Service::status() {
   }
   for (const auto& r : pending_requests()) {
     if (r.turn != static_cast<int64_t>(state_.turn_index)) continue;
-    const bool ask = waited_asks_.count(r.id) > 0;  // an operation is parked on it
+    // Filed by ask mode (an operation may wait on it: ask.waiting counts those).
+    const bool ask = asks_.count(r.id) > 0;
     out.pending_requests.push_back({r, ask});
   }
   out.task = state_;
