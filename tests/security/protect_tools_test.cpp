@@ -46,7 +46,7 @@ const std::vector<std::string> kAttacks = {
     "echo '[core] hooksPath = /tmp' >> .git/config",
     "cp src/a.c .git/config",
     "cp src/a.c .git/hooks/post-checkout",
-    "echo x > /tmp/leasefs-protect-$$ && mv src/a.c .git/config",
+    "mv src/a.c .git/config",
     "mv -f src/a.c .git/hooks/pre-commit",
     "ln -sf /tmp/evil .git/hooks/pre-commit",
     "ln -s /tmp/evil .git/hooks/pre-push",
