@@ -39,6 +39,7 @@
 #include "daemon/git_exclude.hpp"
 #include "daemon/mount_table.hpp"
 #include "daemon/mount_watch.hpp"
+#include "daemon/nested_root.hpp"
 #include "daemon/runtime.hpp"
 #include "fuse/fd_budget.hpp"
 #include "fuse/filesystem.hpp"
@@ -597,6 +598,9 @@ int run_mount(const MountCommand& cmd) {
     }
     plan.agent = resolve_agent(cmd.agent, &error);
     if (!plan.agent) return fail(error);
+  }
+  for (const std::string* p : {&plan.root, &plan.mountpoint}) {
+    if (auto why = nested_in_a_root(*p)) return fail(*why);
   }
   if (!check_existing_mount(plan.root, plan.root, &plan.root_dead, &error)) return fail(error);
   if (plan.mountpoint == plan.root) {

@@ -127,5 +127,22 @@ TEST_F(TripwireTest, ATurnThatHasNotBegunIsOneMessageForDiffAndUndo) {
   EXPECT_EQ(diff.output, undo.output);
 }
 
+// A root inside a mounted root: said at once, and nothing is made or filed in
+// the outer daemon (it used to say "cannot create .longrun: Permission denied",
+// and in ask mode to file a request there).
+TEST_F(TripwireTest, ARootInsideAMountedRootIsRefusedAndFilesNothing) {
+  RunResult r = leasefs({"mount", root, mnt, "--socket", sock, "--ask=5"}, mnt, root);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(ctl("start 'nested'").exit_code, 0);
+  ASSERT_EQ(run_sh("mkdir " + q(root + "/sub")).exit_code, 0);
+  r = run_binary(LEASEFS_BIN, {"mount", mnt + "/sub", "--socket", base + "/inner.sock"}, 60);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("roots cannot nest"), std::string::npos) << r.output;
+  struct stat st {};
+  EXPECT_NE(::stat((root + "/sub/.longrun").c_str(), &st), 0) << "a .longrun was made";
+  RunResult pending = ctl("--json status");
+  EXPECT_NE(pending.output.find("\"pending_requests\":[]"), std::string::npos) << pending.output;
+}
+
 }  // namespace
 }  // namespace leasefs::test
