@@ -39,7 +39,7 @@
 #include "daemon/git_exclude.hpp"
 #include "daemon/mount_table.hpp"
 #include "daemon/mount_watch.hpp"
-#include "daemon/nested_root.hpp"
+#include "daemon/mounted_roots.hpp"
 #include "daemon/runtime.hpp"
 #include "fuse/fd_budget.hpp"
 #include "fuse/filesystem.hpp"
@@ -79,27 +79,6 @@ std::optional<std::string> real_path(const std::string& path, std::string* error
 bool is_dir(const std::string& path) {
   struct stat st {};
   return fuse::dead_leasefs_mount(path) || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
-}
-
-// A leasefs mount at `path`: taken over if dead (*dead = true), an error if alive.
-bool check_existing_mount(const std::string& path, const std::string& root, bool* dead,
-                          std::string* error) {
-  if (!leasefs_mount_at(path)) return true;
-  if (fuse::dead_leasefs_mount(path)) {
-    std::fprintf(stderr,
-                 "note: %s is a dead leasefs mount (its daemon ended); it keeps failing closed "
-                 "until the new daemon is mounted on top of it\n",
-                 path.c_str());
-    *dead = true;
-    return true;
-  }
-  pid_t pid = 0;
-  base::UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (fd) pid = service::LongrunDir::lock_holder(fd.get());
-  *error = root + " is already served by leasefs" +
-           (pid > 0 ? " (pid " + std::to_string(pid) + ")" : std::string()) +
-           "; stop it with `leasefs unmount " + path + "`";
-  return false;
 }
 
 struct BusyWatch {
