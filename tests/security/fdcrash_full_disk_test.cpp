@@ -74,6 +74,15 @@ class FullDiskTest : public FdcrashTest {
     ASSERT_NE(r.output.find("No space left"), std::string::npos) << r.output;
   }
 
+  // work/NAME, SIZE (as head -c reads it) of random bytes, the agent's, made underneath.
+  void agents_file(const std::string& name, const std::string& size) {
+    const std::string path = under + "/work/" + name;
+    ASSERT_EQ(run_sh("head -c " + size + " /dev/urandom > " + path + " && chown " +
+                     std::to_string(kAgentUid) + " " + path)
+                  .exit_code,
+              0);
+  }
+
   std::string under;  // the root beneath the mount
 };
 
@@ -203,10 +212,7 @@ TEST_F(FullDiskTest, AnEnospcWithRoomOnTheDiskLeavesTheMountWritable) {
 // and the fifth met ENOSPC and left the mount full for good. An append keeps
 // only the old length: the disk never fills and every append lands.
 TEST_F(FullDiskTest, AppendsOverManyTurnsNeverFillTheDisk) {
-  ASSERT_EQ(run_sh("head -c 10M /dev/urandom > " + under + "/work/big && chown " +
-                   std::to_string(kAgentUid) + " " + under + "/work/big")
-                .exit_code,
-            0);
+  ASSERT_NO_FATAL_FAILURE(agents_file("big", "10M"));
   auto r = leasefs({"mount", root, "--socket", sock});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_TRUE(call("start", {{"description", "appends"}}).value("ok", false));
@@ -226,10 +232,7 @@ TEST_F(FullDiskTest, AppendsOverManyTurnsNeverFillTheDisk) {
 // The journal leaves the disk its floor: rewrites of a large file (copies)
 // become "not undoable: the disk is nearly full" instead of taking the last space.
 TEST_F(FullDiskTest, TheJournalNeverTakesTheDisksLastSpace) {
-  ASSERT_EQ(run_sh("head -c 12M /dev/urandom > " + under + "/work/big && chown " +
-                   std::to_string(kAgentUid) + " " + under + "/work/big")
-                .exit_code,
-            0);
+  ASSERT_NO_FATAL_FAILURE(agents_file("big", "12M"));
   auto r = leasefs({"mount", root, "--socket", sock});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_TRUE(call("start", {{"description", "rewrites"}}).value("ok", false));
@@ -255,10 +258,7 @@ TEST_F(FullDiskTest, TheJournalNeverTakesTheDisksLastSpace) {
 // The approver gets the journal's space back with one command, which says what
 // can no longer be undone, and writes open again under the grant.
 TEST_F(FullDiskTest, JournalPruneFreesTheDiskAndWritesOpenAgain) {
-  ASSERT_EQ(run_sh("head -c 8M /dev/urandom > " + under + "/work/mid && chown " +
-                   std::to_string(kAgentUid) + " " + under + "/work/mid")
-                .exit_code,
-            0);
+  ASSERT_NO_FATAL_FAILURE(agents_file("mid", "8M"));
   auto r = leasefs({"mount", root, "--socket", sock});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_TRUE(call("start", {{"description", "prune"}}).value("ok", false));
