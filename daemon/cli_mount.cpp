@@ -578,9 +578,7 @@ int run_mount(const MountCommand& cmd) {
     plan.agent = resolve_agent(cmd.agent, &error);
     if (!plan.agent) return fail(error);
   }
-  for (const std::string* p : {&plan.root, &plan.mountpoint}) {
-    if (auto why = nested_in_a_root(*p)) return fail(*why);
-  }
+  if (auto why = nested_in_a_root(plan.root)) return fail(*why);
   if (!check_existing_mount(plan.root, plan.root, &plan.root_dead, &error)) return fail(error);
   if (plan.mountpoint == plan.root) {
     plan.mountpoint_dead = plan.root_dead;
