@@ -186,6 +186,9 @@ Journal::Journal(int root_fd, int longrun_fd, Options options)
   if (!dir_) throw std::system_error(errno, std::generic_category(), "open .longrun/journal");
   ::fchmod(dir_.get(), 0700);
   kept_ = turns();
+  // Until a turn is opened (its first mutation), status counts every turn kept
+  // as older: on a full disk after a restart it must still say what holds the space.
+  for (uint64_t t : kept_) older_bytes_ += turn_bytes(t);
 }
 
 Journal::~Journal() {
