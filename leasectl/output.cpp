@@ -1,5 +1,6 @@
 #include "leasectl/output.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <ctime>
 #include <map>
@@ -84,6 +85,17 @@ std::string grant_line(const json& g) {
   }
   line += "  \"" + str(g, "reason") + "\"";
   return line;
+}
+
+// What a path-narrowed grant with the write class allows beside its paths
+// (gate/temp_sibling.hpp), said where a person reads the grant; "" otherwise.
+std::string beside_line(const json& g) {
+  const json paths = g.value("paths", json::array());
+  const json ops = g.value("ops", json::array());
+  const bool writes = ops.empty() || std::find(ops.begin(), ops.end(), json("write")) != ops.end();
+  if (paths.empty() || !writes) return {};
+  return "  beside these paths, temporary files (sed -i, an editor's save) may be written and "
+         "renamed onto a granted file; one left when the lease ends goes into the journal";
 }
 
 // Who asked: uid, pid and command line (the command is the process's own text,
@@ -250,8 +262,11 @@ void print_end_turn(std::FILE* out, const json& r, const Style& st) {
 }
 
 void print_grant(std::FILE* out, const json& r, const Style& st) {
-  std::fprintf(out, "%s %s\n", st.green("granted").c_str(),
-               grant_line(r.value("grant", json::object())).c_str());
+  const json g = r.value("grant", json::object());
+  std::fprintf(out, "%s %s\n", st.green("granted").c_str(), grant_line(g).c_str());
+  if (const std::string beside = beside_line(g); !beside.empty()) {
+    std::fprintf(out, "%s\n", beside.c_str());
+  }
 }
 
 void print_revoke(std::FILE* out, const json& r, const Style&) {
@@ -373,7 +388,12 @@ void print_grants_view(std::FILE* out, const json& r, const Style&) {
     std::fprintf(out, "no grant in force in turn %s: the tree is read-only\n",
                  str(r, "turn").c_str());
   }
-  for (const auto& g : grants) std::fprintf(out, "%s\n", grant_line(g).c_str());
+  for (const auto& g : grants) {
+    std::fprintf(out, "%s\n", grant_line(g).c_str());
+    if (const std::string beside = beside_line(g); !beside.empty()) {
+      std::fprintf(out, "%s\n", beside.c_str());
+    }
+  }
 }
 
 void print_journal_prune(std::FILE* out, const json& r, const Style& st) {

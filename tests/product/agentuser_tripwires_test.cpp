@@ -144,5 +144,22 @@ TEST_F(TripwireTest, ARootInsideAMountedRootIsRefusedAndFilesNothing) {
   EXPECT_NE(pending.output.find("\"pending_requests\":[]"), std::string::npos) << pending.output;
 }
 
+// A one-file grant lets tools write a temporary beside the file: `grants` and
+// `grant` say so, and say nothing of it for a grant without paths or writes.
+TEST_F(TripwireTest, GrantsSayWhatAOneFileGrantAllowsBesideTheFile) {
+  mount();
+  ASSERT_EQ(ctl("start 'beside'").exit_code, 0);
+  RunResult g = ctl("grant --reason edit --path src/a.c");
+  EXPECT_EQ(g.exit_code, 0) << g.output;
+  EXPECT_NE(g.output.find("beside these paths, temporary files"), std::string::npos) << g.output;
+  ASSERT_EQ(ctl("grant --reason names --path src/b.c --ops create").exit_code, 0);
+  RunResult list = ctl("grants");
+  EXPECT_EQ(list.exit_code, 0) << list.output;
+  const size_t first = list.output.find("beside these paths");
+  EXPECT_NE(first, std::string::npos) << list.output;
+  EXPECT_EQ(list.output.find("beside these paths", first + 1), std::string::npos)
+      << "said for the create-only grant too: " << list.output;
+}
+
 }  // namespace
 }  // namespace leasefs::test
