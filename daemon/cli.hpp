@@ -1,4 +1,4 @@
-// The daemon's commands: `leasefs mount` and `leasefs unmount`.
+// The daemon's commands: `leasefs mount`, `leasefs unmount` and `leasefs forget`.
 #pragma once
 
 #include <sys/types.h>
@@ -40,7 +40,15 @@ struct MountCommand {
   std::vector<std::string> mount_options;
 };
 
+// `leasefs forget ROOT`: cli_forget.cpp.
+struct ForgetCommand {
+  std::string root;
+  bool all = false;      // the record too: .longrun whole
+  bool dry_run = false;  // say what would go
+};
+
 int run_mount(const MountCommand& cmd);
 int run_unmount(const std::string& path, bool force);
+int run_forget(const ForgetCommand& cmd);
 
 }  // namespace leasefs::daemon
