@@ -96,7 +96,7 @@ void Filesystem::on_published(const gate::GateSnapshot& snapshot) noexcept {
   parked_.on_published(snapshot);
   if (siblings_.empty()) return;
   try {
-    const bool open = gate::temp_sibling_turn_open(snapshot, snapshot.turn);
+    const bool open = gate::temp_sibling_turn_open(snapshot, snapshot.turn, base::now_ms());
     for (const TempSibling& s :
          siblings_.close_except(open ? std::optional<uint64_t>(snapshot.turn) : std::nullopt)) {
       take_leftover(s);

@@ -71,19 +71,20 @@ Decision decide_temp_sibling(const GateSnapshot& snapshot, std::string_view path
   return {false, DenyReason::kOutOfScope};
 }
 
-bool temp_sibling_turn_open(const GateSnapshot& snapshot, uint64_t turn) noexcept {
+bool temp_sibling_turn_open(const GateSnapshot& snapshot, uint64_t turn, int64_t now_ms) noexcept {
   if (!lease_open(snapshot) || snapshot.turn != turn) return false;
   // `end-turn` and `revoke` keep the turn's index: the lease that made the
-  // siblings must still be there, or a later grant would revive them.
+  // siblings must still be there, or a later grant would revive them. A grant
+  // whose TTL passed is not (the service publishes at every expiry).
   for (const Grant& grant : snapshot.grants) {
-    if (grant.turn == turn && edits_by_path(grant)) return true;
+    if (grant_in_force(snapshot, grant, now_ms) && edits_by_path(grant)) return true;
   }
   return false;
 }
 
 Decision decide_on_temp_sibling(const GateSnapshot& snapshot, Op op, uint64_t turn,
                                 const Caller& /*caller*/, int64_t now_ms) noexcept {
-  if (!temp_sibling_turn_open(snapshot, turn)) return {false, DenyReason::kStaleLease};
+  if (!temp_sibling_turn_open(snapshot, turn, now_ms)) return {false, DenyReason::kStaleLease};
   const OpClass cls = op_class(op);
   if (cls != kClassWrite && cls != kClassAttr && op != Op::kUnlink) {
     return {false, DenyReason::kOutOfScope};
@@ -99,7 +100,7 @@ Decision decide_on_temp_sibling(const GateSnapshot& snapshot, Op op, uint64_t tu
 Decision decide_temp_sibling_rename(const GateSnapshot& snapshot, std::string_view from,
                                     std::string_view to, bool to_exists, uint64_t turn,
                                     const Caller& caller, int64_t now_ms) noexcept {
-  if (!temp_sibling_turn_open(snapshot, turn)) return {false, DenyReason::kStaleLease};
+  if (!temp_sibling_turn_open(snapshot, turn, now_ms)) return {false, DenyReason::kStaleLease};
   if (is_git_index_lock(from)) {
     // Only onto the index beside it.
     const bool beside = dir_of(from) == dir_of(to) && name_of(to) == "index";

@@ -50,9 +50,9 @@ Decision decide_temp_sibling_rename(const GateSnapshot& snapshot, std::string_vi
                                     std::string_view to, bool to_exists, uint64_t turn,
                                     const Caller& caller, int64_t now_ms) noexcept;
 
-// Whether a temporary sibling created in `turn` is still one under `snapshot`:
-// the task in progress, `turn` current, and a path-narrowed grant with the write
-// class of that turn in force (false: a leftover to take out of the tree).
-bool temp_sibling_turn_open(const GateSnapshot& snapshot, uint64_t turn) noexcept;
+// Whether a temporary sibling created in `turn` is still one under `snapshot` at
+// `now_ms`: the task in progress, `turn` current, and a path-narrowed grant with the
+// write class of that turn in force, not expired (false: a leftover to take out of the tree).
+bool temp_sibling_turn_open(const GateSnapshot& snapshot, uint64_t turn, int64_t now_ms) noexcept;
 
 }  // namespace leasefs::gate

@@ -70,7 +70,36 @@ void Service::publish_snapshot(const gate::TaskState& s) {
   snap.turn = s.turn_index;
   snap.grants = s.grants;
   snap.ask_ms = s.ask_ms.value_or(ask_default_ms_);
+  // The next of this turn's grants to expire, for the publication that ends it.
+  const int64_t now = base::now_ms();
+  std::optional<int64_t> next;
+  for (const auto& g : snap.grants) {
+    if (g.turn == snap.turn && g.expires_ms && *g.expires_ms > now) {
+      next = next ? std::min(*next, *g.expires_ms) : *g.expires_ms;
+    }
+  }
   gate_.publish(std::move(snap));
+  expiry_.at(next);
+}
+
+void Service::grants_expired() {
+  auto lock = lock_service();
+  const int64_t now = base::now_ms();
+  json ids = json::array();
+  for (const auto& g : state_.grants) {
+    // Those the previous publication still had in force.
+    if (g.turn == state_.turn_index && g.expires_ms && *g.expires_ms <= now &&
+        *g.expires_ms > last_expiry_ms_) {
+      ids.push_back(g.id);
+    }
+  }
+  last_expiry_ms_ = now;
+  publish_snapshot(state_);
+  write_status();
+  if (!ids.empty()) {
+    spdlog::info("{} grant(s) expired", ids.size());
+    emit({{"type", "grant_expired"}, {"grant_ids", ids}});
+  }
 }
 
 void Service::require_readable_state() const {

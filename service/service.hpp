@@ -33,6 +33,7 @@
 #include "report/event_bus.hpp"
 #include "service/args.hpp"
 #include "service/foreign_mount.hpp"
+#include "service/grant_expiry.hpp"
 #include "service/results.hpp"
 #include "state/state_store.hpp"
 #include "state/status_file.hpp"
@@ -146,6 +147,8 @@ class Service {
   void commit(gate::TaskState next, Durability durability = Durability::kBeforeReply,
               const std::function<void()>& before_effect = {});
   void publish_snapshot(const gate::TaskState& s);
+  // A grant's TTL passed: published again, as at a revoke, and said (grant_expired).
+  void grants_expired();
   void write_status();
   void emit(nlohmann::json event);
   void require_readable_state() const;
@@ -218,6 +221,9 @@ class Service {
   // change to the ledger's requests (all of them go through this class).
   std::optional<std::vector<memory::Request>> pending_;
   std::string pending_task_;
+  // Publishes at every grant's expiry (grant_expiry.hpp); last, so that it stops first.
+  int64_t last_expiry_ms_ = 0;  // grants_expired() said those up to this time
+  GrantExpiry expiry_{[this] { grants_expired(); }};
 };
 
 }  // namespace leasefs::service

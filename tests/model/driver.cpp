@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/clock.hpp"
 #include "tests/model/agent_process.hpp"
 #include "tests/support/mounted_fs.hpp"
 
@@ -66,7 +67,12 @@ std::string digest(const std::string& dir) {
   std::error_code ec;
   for (auto it = stdfs::recursive_directory_iterator(dir, ec);
        !ec && it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
-    paths.push_back(it->path().string().substr(dir.size() + 1));
+    std::string rel = it->path().string().substr(dir.size() + 1);
+    if (rel == ".longrun") {
+      it.disable_recursion_pending();  // the journal's: compared through the model's kept fds
+      continue;
+    }
+    paths.push_back(std::move(rel));
   }
   if (ec) return "(walk failed: " + ec.message() + ")";
   std::sort(paths.begin(), paths.end());
@@ -160,6 +166,7 @@ gate::GateSnapshot snapshot_of(const MState& s) {
     grant.reason = "model";
     grant.paths = g.paths;
     grant.ops = g.ops;
+    if (g.expired) grant.expires_ms = base::now_ms() - 1000;
     snap.grants.push_back(std::move(grant));
   }
   snap.needs_path = false;  // Gate::publish works it out
@@ -170,14 +177,18 @@ gate::GateSnapshot snapshot_of(const MState& s) {
 class World {
  public:
   World(const RunOptions& o)
-      : fs_(MountedFsOptions{fuse::FsOptions{.stable_names = o.stable_names}, 3600}),
+      : fs_(MountedFsOptions{fuse::FsOptions{.stable_names = o.stable_names}, 3600, true}),
         plain_(fs_.base() + "/plain"),
         model_(o.broken) {
     ::mkdir(plain_.c_str(), 0755);
     seed_dir(fs_.backing());
     seed_dir(plain_);
     for (const auto& [path, kind] : kSeed) model_.add(path, kind);
-    fs_.gate().set_protected_globs({".git/hooks/**", ".git/config"});
+    const std::vector<std::string> globs =
+        o.protect ? std::vector<std::string>{".git/hooks/**", ".git/config"}
+                  : std::vector<std::string>{};
+    fs_.gate().set_protected_globs(globs);
+    model_.set_protected(globs);
     fs_.publish(snapshot_of(model_.state()));
     agent_ = std::make_unique<AgentProcess>(fs_.mnt(), plain_);
   }
@@ -191,8 +202,24 @@ class World {
     const Op& op = s.op;
     const bool kept_op = op.kind == OpKind::kWriteKept || op.kind == OpKind::kTruncKept ||
                          op.kind == OpKind::kChmodKept || op.kind == OpKind::kCloseKept;
-    if (kept_op && (!model_.kept(op.slot) || model_.names_of(*model_.kept(op.slot)).empty())) {
-      return {};  // (a replay without the step that kept it)
+    if (kept_op && !model_.kept(op.slot)) return {};  // (a replay without the step that kept it)
+    // A file whose every name the agent removed: nothing the model says. One moved
+    // into the journal is .longrun's: refused whatever the lease.
+    if (kept_op && model_.names_of(*model_.kept(op.slot)).empty()) {
+      if (!model_.in_longrun(*model_.kept(op.slot))) return {};
+      const int m = agent_->run(0, op);
+      if (op.kind == OpKind::kCloseKept) {
+        agent_->run(1, op);
+        model_.apply(op);
+        return m == 0 ? std::string() : "close: mount answered " + errno_name(m);
+      }
+      ++counts.refused;
+      if (m != EACCES) {
+        return "a descriptor on a file moved into the journal: refusal expected (EACCES), mount "
+               "answered " +
+               errno_name(m);
+      }
+      return {};
     }
     const Expect e = model_.expect(op);
     const int m = agent_->run(0, op);
@@ -267,6 +294,10 @@ class World {
         st.grants.clear();
         st.in_progress = true;
         break;
+      case Step::Kind::kExpire:
+        if (s.revoke < 0 || static_cast<size_t>(s.revoke) >= st.grants.size()) return {};
+        st.grants[static_cast<size_t>(s.revoke)].expired = true;
+        break;
       case Step::Kind::kOp:
       case Step::Kind::kCompare:
         break;
@@ -312,6 +343,9 @@ class Generator {
       s.checkpoint_stop = pick(2) == 0;
     } else if (roll < 155) {
       s.kind = Step::Kind::kResume;
+    } else if (roll < 185 && !m.state().grants.empty()) {
+      s.kind = Step::Kind::kExpire;
+      s.revoke = pick(static_cast<int>(m.state().grants.size()));
     } else {
       s.op = op(m);
     }
@@ -375,6 +409,8 @@ class Generator {
     MGrant g;
     if (pick(5) == 0) {
       g.paths = {any_path(m)};  // a literal path
+    } else if (pick(4) == 0) {
+      g.paths = {};  // the whole tree: the gate then resolves no path (without protected globs)
     } else {
       g.paths = one(shapes);
     }
@@ -393,7 +429,8 @@ class Generator {
     o.slot = pick(4);
     const int k = pick(100);
     auto kept = [&](OpKind kind) {
-      if (!m.kept(o.slot) || m.names_of(*m.kept(o.slot)).empty()) return false;
+      if (!m.kept(o.slot)) return false;
+      if (m.names_of(*m.kept(o.slot)).empty() && !m.in_longrun(*m.kept(o.slot))) return false;
       o.kind = kind;
       return true;
     };
@@ -409,7 +446,10 @@ class Generator {
       o.a = any_path(m);
     } else if (k < 30) {
       o.kind = OpKind::kKeep;
-      o.a = any_path(m);
+      // Half of them on a temporary sibling, when there is one: a descriptor kept
+      // across the end of its lease, onto a file that moves into the journal.
+      const std::vector<std::string> siblings = m.sibling_paths();
+      o.a = !siblings.empty() && pick(2) == 0 ? one(siblings) : any_path(m);
     } else if (k < 36 && kept(OpKind::kWriteKept)) {
     } else if (k < 38 && kept(OpKind::kTruncKept)) {
     } else if (k < 40 && kept(OpKind::kChmodKept)) {
@@ -559,6 +599,9 @@ std::string describe(const Step& s) {
       break;
     case Step::Kind::kResume:
       out << "resume";
+      break;
+    case Step::Kind::kExpire:
+      out << "grant #" << s.revoke + 1 << " expires";
       break;
     case Step::Kind::kCompare:
       out << "compare the trees";

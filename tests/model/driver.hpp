@@ -25,12 +25,13 @@ struct Step {
     kRevoke,
     kCheckpoint,
     kResume,
+    kExpire,   // the TTL of grant `revoke` passes
     kCompare,  // the whole trees (reading through the mount fills the kernel's caches)
   };
   Kind kind = Kind::kOp;
   Op op;
   MGrant grant;                  // kGrant
-  int revoke = -1;               // kRevoke: index of the grant, -1 for all
+  int revoke = -1;               // kRevoke: index of the grant, -1 for all; kExpire: which
   bool checkpoint_stop = false;  // kCheckpoint: the task leaves in_progress
 };
 
@@ -41,6 +42,7 @@ struct RunOptions {
   size_t ops = 2000;
   Broken broken = Broken::kNone;
   bool stable_names = false;  // FsOptions::stable_names: paths cached while no name changes
+  bool protect = true;        // the default protected globs (off: --no-default-protect)
   size_t tree_every = 50;     // compare whole trees every this many steps
   int shrink_seconds = 60;    // the budget for shrinking a divergence
 };

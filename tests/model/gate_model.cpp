@@ -246,6 +246,8 @@ std::optional<uint64_t> GateModel::sibling_of(uint64_t file) const {
 
 std::vector<std::string> GateModel::publish(const MState& state) {
   state_ = state;
+  // An expired grant is in force no more: for the model, it is gone.
+  std::erase_if(state_.grants, [](const MGrant& g) { return g.expired; });
   std::vector<std::string> gone;
   for (auto it = siblings_.begin(); it != siblings_.end();) {
     if (sibling_live(it->second)) {
@@ -257,6 +259,7 @@ std::vector<std::string> GateModel::publish(const MState& state) {
     if (const Node* n = at(name); n && n->file == it->first) {
       gone.push_back(name);
       remove_name(name);
+      if (names_of(it->first).empty()) longrun_.insert(it->first);
     }
     sibling_names_.erase(it->first);
     it = siblings_.erase(it);
@@ -270,11 +273,11 @@ bool GateModel::rename_allowed(const Op& op) const {
   const Node* from = at(op.a);
   const Node* to = at(op.b);
   if (auto turn = sibling_of(from->file); turn && !(op.flags & RENAME_EXCHANGE)) {
-    // A temporary sibling goes only onto a path the lease covers for writing
-    // (.git/index.lock only onto the index beside it).
+    // A temporary sibling goes only onto a file the lease covers for writing, or
+    // a new name it covers for creating (.git/index.lock only onto the index beside it).
     if (!sibling_live(*turn)) return false;
     if (is_index_lock(op.a)) return op.b == join(dir_of(op.a), "index");
-    return decide(kW, op.b);
+    return decide(to ? kW : kC, op.b);
   }
   if (!decide(kR, op.a) || !decide(kR, op.b)) return false;
   if (from->kind == Kind::kDir) {
@@ -312,6 +315,7 @@ bool GateModel::link_allowed(const std::string& from, const std::string& to, boo
 // A kept descriptor is judged at a name its file has now; when the names are
 // judged differently, either answer is the documented one.
 bool GateModel::kept_allowed(uint8_t cls, uint64_t file, bool* either) const {
+  if (in_longrun(file)) return false;
   if (auto turn = sibling_of(file); turn && sibling_live(*turn)) return true;
   std::vector<std::string> names = names_of(file);
   size_t yes = 0;

@@ -35,6 +35,9 @@ Broken broken_from_name(const std::string& name);
 struct MGrant {
   std::vector<std::string> paths;  // empty: the whole tree
   uint8_t ops = kAllCls;
+  // Its TTL has passed: it is in the snapshot but in force no more. The service
+  // publishes at every expiry, as at a revoke (DESIGN.md, "grants that expire").
+  bool expired = false;
 };
 
 // What the service would publish: grants are those of the current turn.
@@ -101,6 +104,18 @@ struct Expect {
 class GateModel {
  public:
   explicit GateModel(Broken broken = Broken::kNone) : broken_(broken) {}
+  // The protected globs (by default those the driver's mount has).
+  void set_protected(std::vector<std::string> globs) { protected_ = std::move(globs); }
+  // A leftover with no other name is moved into the journal (the mount has one),
+  // under .longrun: a descriptor kept on it changes nothing there (I5).
+  bool in_longrun(uint64_t file) const { return longrun_.count(file) != 0; }
+  // The names the temporary siblings were created with (the driver keeps
+  // descriptors on them more often than on other files).
+  std::vector<std::string> sibling_paths() const {
+    std::vector<std::string> out;
+    for (const auto& [file, name] : sibling_names_) out.push_back(name);
+    return out;
+  }
 
   void add(const std::string& path, Kind kind);  // the seed tree
   const std::map<std::string, Node>& tree() const { return tree_; }
@@ -144,6 +159,7 @@ class GateModel {
   std::map<uint64_t, uint64_t> siblings_;  // file -> turn
   std::map<uint64_t, std::string> sibling_names_;
   std::map<int, uint64_t> kept_;
+  std::set<uint64_t> longrun_;  // files moved into the journal
 };
 
 }  // namespace leasefs::test::model

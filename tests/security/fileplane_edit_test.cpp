@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/clock.hpp"
 #include "tests/security/fileplane_support.hpp"
 
 namespace leasefs::test::fileplane {
@@ -154,6 +155,25 @@ TEST_F(ToolEdit, LeftoverIsTakenOutOfTheTreeAtTheEndOfTheTurn) {
   EXPECT_FALSE(r.ok()) << r.output;
   EXPECT_EQ(read_file(fs_.backing() + "/src/a.c"), "hello\nworld\n");
   expect_only_target_changed();
+}
+
+// A grant whose TTL passed is in force no more: the temporaries it let a tool
+// make are leftovers at the next publication (the service publishes at every
+// expiry), and a later grant of the turn does not bring them back.
+TEST_F(ToolEdit, AnExpiredGrantEndsItsTemporarySiblings) {
+  auto r = agent("echo tmp > src/left.tmp");
+  ASSERT_TRUE(r.ok()) << r.output;
+  gate::GateSnapshot expired = leased(1, {{{"src/a.c"}}});
+  expired.grants[0].expires_ms = base::now_ms() - 1000;
+  fs_.publish(expired);
+  auto left = sink_.leftovers();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].path, "src/left.tmp");
+  EXPECT_FALSE(stdfs::exists(fs_.backing() + "/src/left.tmp"));
+  fs_.publish(leased(1, {{{"src/a.c"}}}));
+  r = agent("mv src/left.tmp src/a.c");
+  EXPECT_FALSE(r.ok()) << r.output;
+  EXPECT_EQ(read_file(fs_.backing() + "/src/a.c"), "hello\nworld\n");
 }
 
 // `end-turn` keeps the turn's index: a temporary sibling of the ended lease must

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/support/agentuser_daemons.hpp"
 #include "tests/support/journal_fixture.hpp"
 #include "tests/support/run.hpp"
 
@@ -121,6 +122,36 @@ TEST_F(JournalLeftoverFd, AnOldDescriptorChangesNothingInTheJournalWithoutProtec
 
 TEST_F(JournalLeftoverFd, AnOldDescriptorChangesNothingInTheJournalWithProtectedGlobs) {
   old_descriptor_changes_nothing(true);
+}
+
+// A grant with a TTL ends with nobody calling: its temporary siblings are taken
+// out of the tree then, as at a revoke, and a later grant of the turn does not
+// bring them back (the daemon publishes at every expiry).
+TEST_F(JournalLeftoverFd, AnExpiredGrantsSiblingLeavesTheTreeWhenItExpires) {
+  ASSERT_EQ(sh("echo x=1 > a.conf && chown -R 65534:65534 .").exit_code, 0);
+  mount();
+  ok("start", {{"description", "ttl"}});
+  const uint64_t turn = ok("turn").value("turn", uint64_t{0});
+  ok("grant",
+     {{"reason", "edit a.conf"}, {"paths", {"a.conf"}}, {"ops", {"write"}}, {"ttl", "2s"}});
+  ASSERT_EQ(run_sh_as(kAgentUid, kAgentUid, "echo draft > .a.conf.tmp", root).exit_code, 0);
+  ASSERT_TRUE(stdfs::exists(root + "/.a.conf.tmp"));
+  // No command after the grant: only its expiry can take the sibling out.
+  EXPECT_TRUE(wait_until([&] { return !stdfs::exists(root + "/.a.conf.tmp"); }, 20))
+      << "the sibling outlived its grant's TTL";
+  EXPECT_EQ(blobs(turn).size(), 1u);
+  const std::string md = read_text(root + "/.longrun/status.md");
+  EXPECT_NE(md.find("expired"), std::string::npos) << md;
+  ok("grant", {{"reason", "again"}, {"paths", {"a.conf"}}, {"ops", {"write"}}});
+  RunResult r = run_sh_as(kAgentUid, kAgentUid, "echo x=2 > .a.conf.tmp", root);
+  EXPECT_EQ(r.exit_code, 0) << r.output;  // a new temporary, not the old one back
+  EXPECT_EQ(read_text(root + "/.a.conf.tmp"), "x=2\n");
+  // The audit is written a few milliseconds behind.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return read_text(root + "/.longrun/audit.jsonl").find("grant_expired") != std::string::npos;
+      },
+      20));
 }
 
 }  // namespace

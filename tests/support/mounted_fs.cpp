@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "daemon/mount_table.hpp"
+#include "journal/journal.hpp"
 
 namespace leasefs::test {
 
@@ -56,6 +57,14 @@ MountedFs::MountedFs(MountedFsOptions options) {
   root_fd_.reset(::open(backing_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root_fd_) throw std::runtime_error("cannot open " + backing_);
   fs_ = std::make_unique<fuse::Filesystem>(root_fd_.get(), gate_, reporter_, options.fs);
+  if (options.journal) {
+    ::mkdir((backing_ + "/.longrun").c_str(), 0700);
+    longrun_fd_.reset(::open((backing_ + "/.longrun").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    base::UniqueFd tree(::open(backing_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!longrun_fd_ || !tree) throw std::runtime_error("cannot open " + backing_ + "/.longrun");
+    journal_ = std::make_unique<journal::Journal>(tree.get(), longrun_fd_.get());
+    fs_->set_journal(journal_.get());
+  }
   fuse::MountOptions mo;
   mo.fsname = backing_;
   session_ = std::make_unique<fuse::Session>(*fs_, mnt_, mo);

@@ -27,6 +27,9 @@ namespace leasefs::test {
 struct MountedFsOptions {
   fuse::FsOptions fs;
   int watchdog_s = 110;  // below ctest's 120 s timeout
+  // A per-turn journal in backing()/.longrun (as the daemon has): leftovers are
+  // moved into it rather than deleted.
+  bool journal = false;
 };
 
 class MountedFs {
@@ -60,6 +63,8 @@ class MountedFs {
   gate::Gate gate_;
   report::Reporter reporter_{gate_};
   base::UniqueFd root_fd_;
+  base::UniqueFd longrun_fd_;
+  std::unique_ptr<journal::Journal> journal_;
   std::unique_ptr<fuse::Filesystem> fs_;
   std::unique_ptr<fuse::Session> session_;
   std::thread loop_;
