@@ -1,4 +1,4 @@
-// The daemon's commands: `leasefs mount` and `leasefs unmount`.
+// The daemon's commands: `leasefs mount`, `leasefs unmount` and `leasefs keygen`.
 #pragma once
 
 #include <sys/types.h>
@@ -38,9 +38,12 @@ struct MountCommand {
   // -o OPTIONS (repeatable, comma-separated): standard mount options passed on
   // (fuse/mount_options.hpp).
   std::vector<std::string> mount_options;
+  // --signing-key PATH: the key that signs the audit's head at each turn's end.
+  std::string signing_key;
 };
 
 int run_mount(const MountCommand& cmd);
 int run_unmount(const std::string& path, bool force);
+int run_keygen(const std::string& path);
 
 }  // namespace leasefs::daemon

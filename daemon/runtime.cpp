@@ -30,9 +30,11 @@
 #include "protocol/socket_path.hpp"
 #include "report/audit_writer.hpp"
 #include "report/event_bus.hpp"
+#include "report/head_signer.hpp"
 #include "report/pump.hpp"
 #include "service/journal_use_cases.hpp"
 #include "service/service.hpp"
+#include "signing/key_name.hpp"
 #include "state/longrun_dir.hpp"
 #include "state/state_store.hpp"
 
@@ -52,13 +54,19 @@ struct Runtime::Impl {
         idempotency(dir.path("memory.db")),
         audit(dir.path("audit.jsonl"), dir.path("memory.db"),
               memory::AuditLog::Options{options.audit_fsync}),
+        signer(head_signer_options(dir, root_path, options.signing_key_path)),
         audit_writer(bus, audit, reserve),
         memo(idempotency) {
     try {
+      audit_writer.set_head_signer(&signer);
       dir.share_with(options.agent_gid);
       gate.set_protected_globs(options.protected_globs);  // before the first publication
       service = std::make_unique<service::Service>(store, memory, &ledger, gate, bus);
       service->set_disk_reserve(&reserve);
+      service->set_heads_status([this] { return signer.status(); });
+      service->set_heads_note(signer.unsigned_note());
+      signer.set_on_change(
+          [s = service.get()](const std::string& note) { s->set_heads_note(note); });
       desk = std::make_unique<control::AskDesk>(*service);
       desk->start();
       asks.attach_desk(desk.get());
@@ -118,6 +126,13 @@ struct Runtime::Impl {
   }
 
   ~Impl() { shutdown(); }
+
+  static report::HeadSigner::Options head_signer_options(const service::LongrunDir& dir,
+                                                         const std::string& root,
+                                                         const std::string& key_path) {
+    const std::string name = signing::machine_key_name();
+    return {key_path, dir.path("signed_heads"), name, signing::log_origin(name, root)};
+  }
 
   void start_control() {
     std::lock_guard lock(mu);
@@ -179,7 +194,8 @@ struct Runtime::Impl {
   report::EventBus bus;
   gate::Gate gate;
   report::Reporter reporter{gate};
-  gate::AskChannel asks;  // before the service and the desk, which point to it
+  gate::AskChannel asks;      // before the service and the desk, which point to it
+  report::HeadSigner signer;  // before the audit writer, which calls it
   report::AuditWriter audit_writer;
   StoreMemo memo;
   std::unique_ptr<service::Service> service;

@@ -211,6 +211,15 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
     // Paths only a grant that names them opens (`leasefs mount --protect`).
     std::fprintf(out, "%-10s %s\n", "protected", list(r["protected_paths"]).c_str());
   }
+  if (const json h = r.value("signed_heads", json()); h.is_object()) {
+    // Whether each turn's audit head is signed (`leasectl audit verify --key` checks them).
+    if (h.value("signed", false)) {
+      std::fprintf(out, "%-10s signed at each turn's end (%s this run), verifier key %s\n", "heads",
+                   str(h, "heads_signed", "0").c_str(), str(h, "verifier_key").c_str());
+    } else {
+      std::fprintf(out, "%-10s %s\n", "heads", st.red(str(h, "why_unsigned")).c_str());
+    }
+  }
   const json refusals = r.value("recent_refusals", json::array());
   if (!refusals.empty()) {
     // The total, and how many of the last ones follow.
