@@ -12,7 +12,9 @@
 
 #include <unistd.h>
 
+#include <fstream>
 #include <mutex>
+#include <sstream>
 
 #include "base/disk_reserve.hpp"
 #include "base/error.hpp"
@@ -22,6 +24,7 @@
 #include "control/render.hpp"
 #include "control/server.hpp"
 #include "control/socket_acl.hpp"
+#include "daemon/heads_check.hpp"
 #include "daemon/store_memo.hpp"
 #include "memory/audit_log.hpp"
 #include "memory/idempotency_store.hpp"
@@ -102,7 +105,7 @@ struct Runtime::Impl {
       reporter.set_sink(pump.get());
       control::CommandContext ctx;
       ctx.service = service.get();
-      ctx.audit_verify = [this] { return control::render(audit.verify()); };
+      ctx.audit_verify = [this](const std::optional<std::string>& key) { return verify(key); };
       ctx.control_stats = [c = budget_counters] { return c->to_json(); };
       ctx.journal = journal_cases.get();
       ctx.flush_refusals = [p = pump.get()] { p->flush_refusals(); };
@@ -132,6 +135,23 @@ struct Runtime::Impl {
                                                          const std::string& key_path) {
     const std::string name = signing::machine_key_name();
     return {key_path, dir.path("signed_heads"), name, signing::log_origin(name, root)};
+  }
+
+  // The chain, then its signed heads; both read while no batch is appended, so
+  // that they agree with each other.
+  nlohmann::json verify(const std::optional<std::string>& key) {
+    auto hold = audit_writer.hold_appends();
+    nlohmann::json out = control::render(audit.verify());
+    if (!out.value("ok", false)) return out;
+    std::string heads_text;
+    if (std::ifstream in(signer.heads_path(), std::ios::binary); in) {
+      std::ostringstream text;
+      text << in.rdbuf();
+      heads_text = text.str();
+    }
+    out["signed_heads"] = key ? check_signed_heads(audit.links(), heads_text, signer.origin(), key)
+                              : check_signed_heads({}, heads_text, signer.origin(), std::nullopt);
+    return out;
   }
 
   void start_control() {

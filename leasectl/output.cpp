@@ -382,6 +382,17 @@ void print_audit_show(std::FILE* out, const json& r, const Style& st) {
 void print_audit_verify(std::FILE* out, const json& r, const Style& st) {
   std::fprintf(out, "%s: %s records\n", st.green("audit chain intact").c_str(),
                str(r, "records", "0").c_str());
+  const json heads = r.value("signed_heads", json::object());
+  if (heads.value("checked", false)) {
+    std::fprintf(out, "%s: %s, the last at size %s, against the key %s\n",
+                 st.green("signed heads verified").c_str(), str(heads, "heads", "0").c_str(),
+                 str(heads, "last_size", "0").c_str(), str(heads, "key").c_str());
+  } else if (heads.is_object() && !heads.empty()) {
+    std::fprintf(out,
+                 "signed heads not checked: %s in .longrun/signed_heads; give --key to check "
+                 "them\n",
+                 str(heads, "entries", "0").c_str());
+  }
 }
 
 // The views of status that leasectl offers as commands of their own.
