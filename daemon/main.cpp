@@ -196,7 +196,8 @@ int main(int argc, char** argv) {
       "verifier key");
   keygen
       ->add_option("--key", key_path,
-                   std::string("where [default: ") + leasefs::signing::kDefaultKeyPath + "]")
+                   std::string("where the key goes; its verifier key goes to PATH.pub [default: ") +
+                       leasefs::signing::kDefaultKeyPath + "]")
       ->type_name("PATH");
 
   try {
