@@ -16,8 +16,10 @@
 namespace leasefs::report {
 namespace {
 
-// The turn that `batch` ends: the last "turn" or "end-turn" record's. Only a
-// text that names such a type is parsed (one in a thousand records or fewer).
+// The turn that `batch` ends, by its last "turn" or "end-turn" record: `turn`
+// names the turn it begins (the one before it ended), `end-turn` the one it
+// ends. Only a text that names such a type is parsed (one in a thousand records
+// or fewer).
 std::optional<uint64_t> turn_ended(const std::vector<base::JsonText>& batch) {
   std::optional<uint64_t> turn;
   for (const auto& text : batch) {
@@ -33,7 +35,9 @@ std::optional<uint64_t> turn_ended(const std::vector<base::JsonText>& batch) {
       continue;
     }
     const auto number = ev.find("turn");
-    turn = number != ev.end() && number->is_number_unsigned() ? number->get<uint64_t>() : 0;
+    const uint64_t n =
+        number != ev.end() && number->is_number_unsigned() ? number->get<uint64_t>() : 0;
+    turn = *type == "turn" && n > 0 ? n - 1 : n;
   }
   return turn;
 }

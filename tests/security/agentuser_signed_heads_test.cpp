@@ -123,6 +123,11 @@ TEST_F(SignedHeadsTest, F5_EachTurnEndsWithOneSignedHeadThatVerifies) {
     ++recorded;
   }
   EXPECT_EQ(recorded, 4u);
+  // Named by the turn that ended: `turn` ends the one before it, `end-turn` its own.
+  for (const char* ended :
+       {"\"turn\":0,\"type\":\"head_signed\"", "\"turn\":2,\"type\":\"head_signed\""}) {
+    EXPECT_NE(audit.find(ended), std::string::npos) << ended;
+  }
   RunResult v = ctl({"audit", "verify", "--key", key + ".pub"});
   EXPECT_EQ(v.exit_code, 0) << v.output;
   EXPECT_NE(v.output.find("signed heads verified: 4"), std::string::npos) << v.output;
