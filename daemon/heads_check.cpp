@@ -1,6 +1,7 @@
 #include "daemon/heads_check.hpp"
 
 #include "base/error.hpp"
+#include "report/head_signer.hpp"
 #include "signing/head_verifier.hpp"
 #include "signing/heads_file.hpp"
 #include "signing/verifier_key.hpp"
@@ -23,7 +24,7 @@ nlohmann::json check_signed_heads(const std::vector<memory::AuditLink>& links,
     signing::ChainLink link;
     link.seq = l.seq;
     link.hash = l.hash;
-    if (l.type == "turn" || l.type == "end-turn") {
+    if (report::ends_a_turn(l.type, l.to)) {
       link.kind = signing::ChainLink::Kind::kTurnEnd;
     } else if (l.type == "head_signed") {
       link.kind = signing::ChainLink::Kind::kHeadSigned;

@@ -439,6 +439,8 @@ std::vector<AuditLink> AuditLog::links() {
     if (parsed->event.is_object()) {
       const auto type = parsed->event.find("type");
       if (type != parsed->event.end() && type->is_string()) link.type = type->get<std::string>();
+      const auto to = parsed->event.find("to");
+      if (to != parsed->event.end() && to->is_string()) link.to = to->get<std::string>();
       const auto size = parsed->event.find("size");
       if (size != parsed->event.end() && size->is_number_unsigned()) {
         link.size = size->get<std::uint64_t>();

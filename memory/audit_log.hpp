@@ -42,12 +42,14 @@ struct AuditRecord {
 };
 
 // A record as the signed heads see it (signing/head_verifier.hpp): its place in
-// the chain, its hash, its event's type and the event's "size", if any.
+// the chain, its hash, its event's type, and the event's "size" and "to" (a
+// transition's new status), if any.
 struct AuditLink {
   std::uint64_t seq = 0;
   std::string hash;
   std::string type;
   std::uint64_t size = 0;
+  std::string to;
 };
 
 struct VerifyResult {

@@ -16,30 +16,40 @@
 namespace leasefs::report {
 namespace {
 
-// The turn that `batch` ends, by its last "turn" or "end-turn" record: `turn`
-// names the turn it begins (the one before it ended), `end-turn` the one it
-// ends. Only a text that names such a type is parsed (one in a thousand records
-// or fewer).
-std::optional<uint64_t> turn_ended(const std::vector<base::JsonText>& batch) {
+// Whether `batch` ends a turn (report::ends_a_turn), and which one when its last
+// such record says: `turn` names the turn it begins, so the one before it ended;
+// `end-turn` and `resume` name their own. Only a text that names such a type is
+// parsed (one in a thousand records or fewer).
+struct TurnEnd {
   std::optional<uint64_t> turn;
+};
+
+std::optional<TurnEnd> turn_ended(const std::vector<base::JsonText>& batch) {
+  std::optional<TurnEnd> out;
   for (const auto& text : batch) {
     const std::string& s = text.str();
     if (s.find("\"type\":\"turn\"") == std::string::npos &&
-        s.find("\"type\":\"end-turn\"") == std::string::npos) {
+        s.find("\"type\":\"end-turn\"") == std::string::npos &&
+        s.find("\"type\":\"resume\"") == std::string::npos &&
+        s.find("\"type\":\"transition\"") == std::string::npos) {
       continue;
     }
     const nlohmann::json ev = nlohmann::json::parse(s, nullptr, false);
     if (!ev.is_object()) continue;
-    const auto type = ev.find("type");
-    if (type == ev.end() || !type->is_string() || (*type != "turn" && *type != "end-turn")) {
-      continue;
+    auto text_of = [&](const char* key) {
+      const auto it = ev.find(key);
+      return it != ev.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string type = text_of("type");
+    if (!ends_a_turn(type, text_of("to"))) continue;
+    TurnEnd end;
+    if (const auto n = ev.find("turn"); n != ev.end() && n->is_number_unsigned()) {
+      const uint64_t turn = n->get<uint64_t>();
+      end.turn = type == "turn" && turn > 0 ? turn - 1 : turn;
     }
-    const auto number = ev.find("turn");
-    const uint64_t n =
-        number != ev.end() && number->is_number_unsigned() ? number->get<uint64_t>() : 0;
-    turn = *type == "turn" && n > 0 ? n - 1 : n;
+    out = end;
   }
-  return turn;
+  return out;
 }
 
 }  // namespace
@@ -76,9 +86,9 @@ void AuditWriter::sign_if_turn_ended(const std::vector<base::JsonText>& batch,
                                      const std::vector<memory::AuditRecord>& records) {
   HeadSigner* signer = signer_.load();
   if (!signer || records.empty()) return;
-  const std::optional<uint64_t> turn = turn_ended(batch);
-  if (!turn) return;
-  const nlohmann::json record = signer->sign(records.back().seq, records.back().hash, *turn);
+  const std::optional<TurnEnd> end = turn_ended(batch);
+  if (!end) return;
+  const nlohmann::json record = signer->sign(records.back().seq, records.back().hash, end->turn);
   try {
     audit_.append(record);
   } catch (const std::exception& e) {

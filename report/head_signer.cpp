@@ -37,6 +37,11 @@ std::optional<std::string> append_durably(const std::string& path, const std::st
 
 }  // namespace
 
+bool ends_a_turn(std::string_view type, std::string_view to) noexcept {
+  if (type == "turn" || type == "end-turn" || type == "resume") return true;
+  return type == "transition" && (to == "completed" || to == "failed");
+}
+
 HeadSigner::HeadSigner(Options options) : options_(std::move(options)) {
   std::lock_guard lock(mu_);
   load_key_locked();
@@ -60,7 +65,8 @@ bool HeadSigner::load_key_locked() {
   return true;
 }
 
-nlohmann::json HeadSigner::sign(uint64_t size, const std::string& hash, uint64_t turn) {
+nlohmann::json HeadSigner::sign(uint64_t size, const std::string& hash,
+                                std::optional<uint64_t> turn) {
   std::function<void(const std::string&)> tell;
   std::string note;
   nlohmann::json record = sign_locked(size, hash, turn, &tell, &note);
@@ -68,7 +74,8 @@ nlohmann::json HeadSigner::sign(uint64_t size, const std::string& hash, uint64_t
   return record;
 }
 
-nlohmann::json HeadSigner::sign_locked(uint64_t size, const std::string& hash, uint64_t turn,
+nlohmann::json HeadSigner::sign_locked(uint64_t size, const std::string& hash,
+                                       std::optional<uint64_t> turn,
                                        std::function<void(const std::string&)>* tell,
                                        std::string* note_out) {
   std::lock_guard lock(mu_);
@@ -76,7 +83,8 @@ nlohmann::json HeadSigner::sign_locked(uint64_t size, const std::string& hash, u
     *tell = on_change_;
     *note_out = why_unsigned_;
   }
-  nlohmann::json record{{"size", size}, {"turn", turn}, {"ts_ms", base::now_ms()}};
+  nlohmann::json record{{"size", size}, {"ts_ms", base::now_ms()}};
+  if (turn) record["turn"] = *turn;
   auto unsigned_record = [&](const std::string& why) {
     record["type"] = "head_unsigned";
     record["why"] = why;
@@ -98,7 +106,7 @@ nlohmann::json HeadSigner::sign_locked(uint64_t size, const std::string& hash, u
   }
   ++signed_;
   last_size_ = size;
-  spdlog::info("audit head signed at the end of turn {}: size {}", turn, size);
+  spdlog::info("audit head signed at a turn's end: size {}", size);
   record["type"] = "head_signed";
   return record;
 }

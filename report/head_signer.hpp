@@ -19,10 +19,16 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "signing/ed25519_key.hpp"
 
 namespace leasefs::report {
+
+// Whether an audit event of `type` (with `to`, a transition's new status) ends a
+// turn: `turn` and `resume` begin the next one, `end-turn` ends it in place, and
+// a task that becomes completed or failed has no turn after it.
+bool ends_a_turn(std::string_view type, std::string_view to) noexcept;
 
 class HeadSigner {
  public:
@@ -36,8 +42,9 @@ class HeadSigner {
   explicit HeadSigner(Options options);
 
   // Signs the head of `size` records whose last hash is `hash` (hex), at the end
-  // of turn `turn`; returns the record for the chain. Never throws.
-  nlohmann::json sign(uint64_t size, const std::string& hash, uint64_t turn);
+  // of turn `turn` (when the event that ended it says); returns the record for
+  // the chain. Never throws.
+  nlohmann::json sign(uint64_t size, const std::string& hash, std::optional<uint64_t> turn);
 
   // For status: whether heads are signed, with which key, how many, and why not.
   nlohmann::json status() const;
@@ -55,7 +62,7 @@ class HeadSigner {
   // With mu_ held: reads the key if there is none yet; whether why_unsigned_
   // changed.
   bool load_key_locked();
-  nlohmann::json sign_locked(uint64_t size, const std::string& hash, uint64_t turn,
+  nlohmann::json sign_locked(uint64_t size, const std::string& hash, std::optional<uint64_t> turn,
                              std::function<void(const std::string&)>* tell, std::string* note);
 
   Options options_;

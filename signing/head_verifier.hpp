@@ -28,7 +28,7 @@ namespace leasefs::signing {
 struct ChainLink {
   enum class Kind {
     kRecord,        // anything else
-    kTurnEnd,       // a "turn" or "end-turn" record: a head must follow
+    kTurnEnd,       // a record that ends a turn (`turn`, `end-turn`...): a head must follow
     kHeadSigned,    // "head_signed": the daemon signed the head of `signed_size`
     kHeadUnsigned,  // "head_unsigned": a turn ended and no head could be signed
   };

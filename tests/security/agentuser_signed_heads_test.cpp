@@ -128,14 +128,26 @@ TEST_F(SignedHeadsTest, F5_EachTurnEndsWithOneSignedHeadThatVerifies) {
        {"\"turn\":0,\"type\":\"head_signed\"", "\"turn\":2,\"type\":\"head_signed\""}) {
     EXPECT_NE(audit.find(ended), std::string::npos) << ended;
   }
+  // A checkpoint keeps the turn; a resume begins the next, and a completed task
+  // has no turn after its last.
+  RunResult r =
+      ctl({"checkpoint", "--summary", "half done", "--next", "the rest", "--status", "paused"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = ctl({"resume"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(wait_heads(heads, 5));
+  r = ctl({"transition", "completed", "--reason", "done"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(wait_heads(heads, 6));
+
   RunResult v = ctl({"audit", "verify", "--key", key + ".pub"});
   EXPECT_EQ(v.exit_code, 0) << v.output;
-  EXPECT_NE(v.output.find("signed heads verified: 4"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("signed heads verified: 6"), std::string::npos) << v.output;
   v = ctl({"audit", "verify", "--key", vkey});  // the key's text, not a file
   EXPECT_EQ(v.exit_code, 0) << v.output;
   v = ctl({"audit", "verify"});
   EXPECT_EQ(v.exit_code, 0) << v.output;
-  EXPECT_NE(v.output.find("signed heads not checked: 4"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("signed heads not checked: 6"), std::string::npos) << v.output;
 }
 
 // Every single byte of audit.jsonl and of signed_heads, changed in turn under the
