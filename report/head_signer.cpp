@@ -54,13 +54,18 @@ bool HeadSigner::load_key_locked() {
   if (loaded.key) {
     verifier_key_ = signing::VerifierKey::of(options_.key_name, loaded.key->public_key()).text();
     key_ = std::move(loaded.key);
-    spdlog::info("audit heads are signed at each turn's end with {} (verifier key {})",
-                 options_.key_path, verifier_key_);
+    // Said at debug: at start the log is still the terminal `leasefs mount`
+    // prints to, and each signed head is said at info.
+    spdlog::debug("audit heads are signed at each turn's end with {} (verifier key {})",
+                  options_.key_path, verifier_key_);
   } else {
     why = "audit heads unsigned: " + loaded.why + (loaded.missing ? "; run `leasefs keygen`" : "");
   }
   if (why == why_unsigned_) return false;
-  if (!why.empty()) spdlog::warn("{}", why);
+  // No key yet is how a machine starts (the package makes one): said, at info.
+  // A key refused is something to look at.
+  if (!why.empty() && loaded.missing) spdlog::info("{}", why);
+  if (!why.empty() && !loaded.missing) spdlog::warn("{}", why);
   why_unsigned_ = why;
   return true;
 }
@@ -106,7 +111,7 @@ nlohmann::json HeadSigner::sign_locked(uint64_t size, const std::string& hash,
   }
   ++signed_;
   last_size_ = size;
-  spdlog::info("audit head signed at a turn's end: size {}", size);
+  spdlog::info("audit head signed at a turn's end: size {}, key {}", size, options_.key_path);
   record["type"] = "head_signed";
   return record;
 }
