@@ -1,7 +1,6 @@
 #include "daemon/heads_check.hpp"
 
 #include "base/error.hpp"
-#include "report/head_signer.hpp"
 #include "signing/head_verifier.hpp"
 #include "signing/heads_file.hpp"
 #include "signing/verifier_key.hpp"
@@ -21,18 +20,7 @@ nlohmann::json check_signed_heads(const std::vector<memory::AuditLink>& links,
   std::vector<signing::ChainLink> chain;
   chain.reserve(links.size());
   for (const auto& l : links) {
-    signing::ChainLink link;
-    link.seq = l.seq;
-    link.hash = l.hash;
-    if (report::ends_a_turn(l.type, l.to)) {
-      link.kind = signing::ChainLink::Kind::kTurnEnd;
-    } else if (l.type == "head_signed") {
-      link.kind = signing::ChainLink::Kind::kHeadSigned;
-      link.signed_size = l.size;
-    } else if (l.type == "head_unsigned") {
-      link.kind = signing::ChainLink::Kind::kHeadUnsigned;
-    }
-    chain.push_back(std::move(link));
+    chain.push_back(signing::chain_link(l.seq, l.hash, l.type, l.to, l.size));
   }
   const signing::HeadsReport report = signing::verify_heads(chain, heads_text, *verifier, origin);
   if (!report.ok()) {

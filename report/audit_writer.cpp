@@ -12,11 +12,12 @@
 #include "base/clock.hpp"
 #include "base/failpoint.hpp"
 #include "base/thread_name.hpp"
+#include "signing/head_verifier.hpp"
 
 namespace leasefs::report {
 namespace {
 
-// Whether `batch` ends a turn (report::ends_a_turn), and which one when its last
+// Whether `batch` ends a turn (signing::ends_a_turn), and which one when its last
 // such record says: `turn` names the turn it begins, so the one before it ended;
 // `end-turn` and `resume` name their own. Only a text that names such a type is
 // parsed (one in a thousand records or fewer).
@@ -41,7 +42,7 @@ std::optional<TurnEnd> turn_ended(const std::vector<base::JsonText>& batch) {
       return it != ev.end() && it->is_string() ? it->get<std::string>() : std::string();
     };
     const std::string type = text_of("type");
-    if (!ends_a_turn(type, text_of("to"))) continue;
+    if (!signing::ends_a_turn(type, text_of("to"))) continue;
     TurnEnd end;
     if (const auto n = ev.find("turn"); n != ev.end() && n->is_number_unsigned()) {
       const uint64_t turn = n->get<uint64_t>();

@@ -11,7 +11,7 @@
 // "audit.lose_batch" loses the first batch, to test exactly that.
 //
 // A batch that holds a record that ends a turn (`turn`, `end-turn`, `resume`,
-// or a transition to completed or failed: report::ends_a_turn) ends one: once it is
+// or a transition to completed or failed: signing::ends_a_turn) ends one: once it is
 // appended, the head signer (report/head_signer.hpp) signs the chain's head as
 // it is then, and its "head_signed" (or "head_unsigned") record follows at once.
 #pragma once

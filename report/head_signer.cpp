@@ -37,11 +37,6 @@ std::optional<std::string> append_durably(const std::string& path, const std::st
 
 }  // namespace
 
-bool ends_a_turn(std::string_view type, std::string_view to) noexcept {
-  if (type == "turn" || type == "end-turn" || type == "resume") return true;
-  return type == "transition" && (to == "completed" || to == "failed");
-}
-
 HeadSigner::HeadSigner(Options options) : options_(std::move(options)) {
   std::lock_guard lock(mu_);
   load_key_locked();

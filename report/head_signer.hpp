@@ -19,16 +19,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "signing/ed25519_key.hpp"
 
 namespace leasefs::report {
-
-// Whether an audit event of `type` (with `to`, a transition's new status) ends a
-// turn: `turn` and `resume` begin the next one, `end-turn` ends it in place, and
-// a task that becomes completed or failed has no turn after it.
-bool ends_a_turn(std::string_view type, std::string_view to) noexcept;
 
 class HeadSigner {
  public:

@@ -9,6 +9,27 @@
 
 namespace leasefs::signing {
 
+bool ends_a_turn(std::string_view type, std::string_view to) noexcept {
+  if (type == "turn" || type == "end-turn" || type == "resume") return true;
+  return type == "transition" && (to == "completed" || to == "failed");
+}
+
+ChainLink chain_link(uint64_t seq, std::string hash, std::string_view type, std::string_view to,
+                     uint64_t size) {
+  ChainLink link;
+  link.seq = seq;
+  link.hash = std::move(hash);
+  if (ends_a_turn(type, to)) {
+    link.kind = ChainLink::Kind::kTurnEnd;
+  } else if (type == "head_signed") {
+    link.kind = ChainLink::Kind::kHeadSigned;
+    link.signed_size = size;
+  } else if (type == "head_unsigned") {
+    link.kind = ChainLink::Kind::kHeadUnsigned;
+  }
+  return link;
+}
+
 std::string_view finding_name(FindingKind kind) noexcept {
   switch (kind) {
     case FindingKind::kMalformed:

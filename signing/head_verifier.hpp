@@ -38,6 +38,18 @@ struct ChainLink {
   uint64_t signed_size = 0;  // kHeadSigned
 };
 
+// Whether an audit event of `type` (with `to`, a transition's new status) ends a
+// turn, so that a signed head must follow it: `turn` and `resume` begin the next
+// turn, `end-turn` ends one in place, and a task that becomes completed or
+// failed has no turn after it. The daemon signs by this, and verifiers check by it.
+bool ends_a_turn(std::string_view type, std::string_view to) noexcept;
+
+// The link for an audit record (seq, hash) whose event has `type`, `to` and
+// `size` (0 when it has none): what a verifier of shipped copies builds for
+// each record it holds.
+ChainLink chain_link(uint64_t seq, std::string hash, std::string_view type, std::string_view to,
+                     uint64_t size);
+
 enum class FindingKind { kMalformed, kBadSignature, kMismatch, kWentBack, kFork, kGap, kSilence };
 
 std::string_view finding_name(FindingKind kind) noexcept;

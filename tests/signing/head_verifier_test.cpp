@@ -154,6 +154,26 @@ TEST_F(HeadVerifierTest, ACutOrDamagedEntryIsMalformed) {
   }
 }
 
+TEST(ChainLinks, WhatEndsATurnAndWhatRecordsAHead) {
+  for (const auto& [type, to] :
+       std::vector<std::pair<std::string, std::string>>{{"turn", ""},
+                                                        {"end-turn", ""},
+                                                        {"resume", ""},
+                                                        {"transition", "completed"},
+                                                        {"transition", "failed"}}) {
+    EXPECT_TRUE(ends_a_turn(type, to)) << type << " " << to;
+    EXPECT_EQ(chain_link(1, hex_hash(1), type, to, 0).kind, Kind::kTurnEnd) << type << " " << to;
+  }
+  for (const auto& [type, to] : std::vector<std::pair<std::string, std::string>>{
+           {"checkpoint", ""}, {"transition", "paused"}, {"grant", ""}, {"start", ""}}) {
+    EXPECT_FALSE(ends_a_turn(type, to)) << type << " " << to;
+  }
+  const ChainLink head = chain_link(7, hex_hash(7), "head_signed", "", 6);
+  EXPECT_EQ(head.kind, Kind::kHeadSigned);
+  EXPECT_EQ(head.signed_size, 6u);
+  EXPECT_EQ(chain_link(8, hex_hash(8), "head_unsigned", "", 7).kind, Kind::kHeadUnsigned);
+}
+
 // Any one byte of the heads file changed, and the verifier finds something.
 TEST_F(HeadVerifierTest, F5_EveryByteOfTheHeadsFileMatters) {
   two_turns();
