@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "base/make_dirs.hpp"
+#include "control/orphan_sockets.hpp"
 
 namespace leasefs::control {
 
@@ -72,7 +73,10 @@ void Listener::open(const ListenerOptions& options) {
   path_ = path;
   sockaddr_un addr = make_address(path);
   auto slash = path.rfind('/');
-  if (slash != std::string::npos && slash > 0) make_socket_dir(path.substr(0, slash));
+  if (slash != std::string::npos && slash > 0) {
+    make_socket_dir(path.substr(0, slash));
+    remove_orphaned_sockets(path.substr(0, slash));
+  }
 
   replace_stale_socket(path, addr);
 

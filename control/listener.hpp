@@ -22,8 +22,9 @@ class Listener {
  public:
   enum class Accepted { kClient, kEmpty, kOutOfDescriptors };
 
-  // Creates the socket's directory (mkdir -p, 0755), replaces a stale socket
-  // file nobody answers on, binds, chmods, chowns and listens. Throws
+  // Creates the socket's directory (mkdir -p, 0755), removes the orphans in it
+  // (orphan_sockets.hpp), replaces a stale socket file nobody answers on, binds,
+  // chmods, chowns and listens. Throws
   // Error{io_error} naming the path and the reason.
   void open(const ListenerOptions& options);
   int fd() const noexcept { return fd_.get(); }

@@ -1,4 +1,5 @@
-// The daemon's commands: `leasefs mount`, `leasefs unmount` and `leasefs keygen`.
+// The daemon's commands: `leasefs mount`, `leasefs unmount`, `leasefs forget` and
+// `leasefs keygen`.
 #pragma once
 
 #include <sys/types.h>
@@ -42,8 +43,16 @@ struct MountCommand {
   std::string signing_key;
 };
 
+// `leasefs forget ROOT`: cli_forget.cpp.
+struct ForgetCommand {
+  std::string root;
+  bool all = false;      // the record too: .longrun whole
+  bool dry_run = false;  // say what would go
+};
+
 int run_mount(const MountCommand& cmd);
 int run_unmount(const std::string& path, bool force);
 int run_keygen(const std::string& path);
+int run_forget(const ForgetCommand& cmd);
 
 }  // namespace leasefs::daemon

@@ -1,5 +1,5 @@
-// leasefs: the daemon. `mount` serves one root, `unmount` stops it, `demo` tells
-// the whole story.
+// leasefs: the daemon. `mount` serves one root, `unmount` stops it, `forget` removes
+// what it kept that is not the record, `demo` tells the whole story.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -52,7 +52,7 @@ int demo_command(int argc, char** argv) {
 
 // An unknown command is named, with the nearest known one.
 bool known_command(const char* word) {
-  const std::vector<std::string> names = {"mount", "unmount", "keygen", "demo"};
+  const std::vector<std::string> names = {"mount", "unmount", "forget", "keygen", "demo"};
   if (std::find(names.begin(), names.end(), word) != names.end()) return true;
   const std::string near = leasefs::protocol::closest_word(word, names);
   std::fprintf(stderr, "leasefs: unknown command '%s'%s\nRun `leasefs --help` for the list.\n",
@@ -189,6 +189,16 @@ int main(int argc, char** argv) {
   unmount->add_flag("--force", unmount_force,
                     "also remove a dead mount (its daemon gone), which opens the raw tree");
 
+  ForgetCommand forget_cmd;
+  auto* forget = app.add_subcommand(
+      "forget",
+      "once ROOT is unmounted, remove the journal and the disk reserve from ROOT/.longrun");
+  forget->add_option("ROOT", forget_cmd.root, "the unmounted root")->required();
+  forget->add_flag(
+      "--all", forget_cmd.all,
+      "also the record (audit, signed heads, memory, ledger, state, log): .longrun whole");
+  forget->add_flag("--dry-run", forget_cmd.dry_run, "say what would be removed, remove nothing");
+
   std::string key_path = leasefs::signing::kDefaultKeyPath;
   auto* keygen = app.add_subcommand(
       "keygen",
@@ -211,6 +221,7 @@ int main(int argc, char** argv) {
     return run_mount(m);
   }
   if (*unmount) return run_unmount(unmount_path, unmount_force);
+  if (*forget) return run_forget(forget_cmd);
   if (*keygen) return run_keygen(key_path);
   return 2;
 }

@@ -385,7 +385,8 @@ void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& 
 
 void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& caller,
                         gate::DenyReason reason, NotedRefusal ask) {
-  if (!RefusalNote::active()) {
+  // No grant could allow what is not grantable: nothing to ask a person for.
+  if (!RefusalNote::active() || !gate::grantable(op)) {
     reporter_.refusal(op, path, caller, reason);
     return;
   }

@@ -9,6 +9,12 @@
 
 namespace leasefs::fuse {
 
+namespace {
+// The kernel's __FMODE_EXEC: execve opens the file with it, and FUSE_OPEN passes
+// it on in the flags (it is not in <fcntl.h>).
+constexpr int kExecOpen = 040;
+}  // namespace
+
 int open_inode(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi, bool as_caller) {
   auto handle = std::make_unique<FileHandle>();
   handle->inode = &inode;
@@ -16,6 +22,14 @@ int open_inode(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi,
   handle->writable = opens_for_write(fi->flags);
   handle->append = (fi->flags & O_APPEND) != 0 && (fi->flags & O_TRUNC) == 0;
   const bool is_protected = inode.protected_path.load();
+  if ((fi->flags & kExecOpen) != 0 && !is_protected) {
+    // A temporary sibling is for an edit of the file beside it: never run (temp_sibling.hpp).
+    if (fs.temp_siblings().find(inode.dev, inode.ino)) {
+      fs.refuse(gate::Op::kExec, fs.gate_path_of(inode, {}, false), handle->opener,
+                gate::DenyReason::kOutOfScope);
+      return -EACCES;
+    }
+  }
   if (handle->writable) {
     // The path is resolved once here and reused by every write on this handle.
     handle->path = fs.gate_path_of(inode, {}, is_protected);

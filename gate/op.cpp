@@ -15,7 +15,7 @@ constexpr std::array<std::pair<std::string_view, OpClass>, 5> kClassNames{{
     {"unlink", kClassUnlink},
     {"attr", kClassAttr},
 }};
-constexpr base::EnumNames<Op, 16> kOpNames{{
+constexpr base::EnumNames<Op, 17> kOpNames{{
     {Op::kWrite, "write"},
     {Op::kOpenWrite, "open"},
     {Op::kCreate, "create"},
@@ -32,6 +32,7 @@ constexpr base::EnumNames<Op, 16> kOpNames{{
     {Op::kRemovexattr, "removexattr"},
     {Op::kFallocate, "fallocate"},
     {Op::kCopyFileRange, "copy_file_range"},
+    {Op::kExec, "exec"},
 }};
 }  // namespace
 
@@ -58,6 +59,8 @@ OpClass op_class(Op op) noexcept {
     case Op::kSetxattr:
     case Op::kRemovexattr:
       return kClassAttr;
+    case Op::kExec:
+      return kClassNone;
   }
   return kClassWrite;
 }

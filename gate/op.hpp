@@ -27,10 +27,12 @@ enum class Op : uint8_t {
   kRemovexattr,
   kFallocate,
   kCopyFileRange,
+  kExec,  // an open to run the file (execve); no class grants it (temp_sibling.hpp)
 };
 
 // Op classes, as written on the command line: --ops write,create,rename,unlink,attr
 enum OpClass : uint8_t {
+  kClassNone = 0,         // what no grant can give: exec of a temporary sibling
   kClassWrite = 1 << 0,   // write, open for writing, truncate, fallocate, copy_file_range
   kClassCreate = 1 << 1,  // create, mknod, mkdir, symlink, link
   kClassRename = 1 << 2,
@@ -41,6 +43,10 @@ using OpMask = uint8_t;
 inline constexpr OpMask kAllOps = 0x1f;
 
 OpClass op_class(Op op) noexcept;
+// Whether some grant could allow `op` (ask mode files a request only for those).
+inline bool grantable(Op op) noexcept {
+  return op_class(op) != kClassNone;
+}
 std::string_view op_name(Op op) noexcept;
 
 // "write,create" -> mask; nullopt names the first unknown class in `unknown`.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/disk_reserve.hpp"
+#include "base/tree_at.hpp"
 #include "journal/journal.hpp"
 #include "journal/preimages.hpp"
 
@@ -34,25 +35,6 @@ uint64_t dir_bytes(int dirfd) {
   }
   ::closedir(d);
   return total;
-}
-
-void remove_dir_tree(int parent, const char* name) {
-  int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0) {
-    if (DIR* d = ::fdopendir(fd)) {
-      std::vector<std::string> names;
-      while (dirent* de = ::readdir(d)) {
-        if (std::strcmp(de->d_name, ".") != 0 && std::strcmp(de->d_name, "..") != 0) {
-          names.emplace_back(de->d_name);
-        }
-      }
-      for (const auto& n : names) ::unlinkat(::dirfd(d), n.c_str(), 0);
-      ::closedir(d);
-    } else {
-      ::close(fd);
-    }
-  }
-  ::unlinkat(parent, name, AT_REMOVEDIR);
 }
 
 uint64_t Space::floor() const noexcept {
@@ -91,7 +73,7 @@ void Journal::prune(uint64_t current) {
   for (size_t i = 0; i < older.size(); ++i) {
     const bool too_many = older.size() - i >= options_.keep_turns;
     if (!too_many && total <= budget) break;
-    remove_dir_tree(dir_.get(), std::to_string(older[i]).c_str());
+    base::remove_tree_at(dir_.get(), std::to_string(older[i]).c_str());
     total -= sizes[i];
   }
   older_bytes_ = total;
@@ -114,7 +96,7 @@ std::vector<Journal::Pruned> Journal::prune_older(uint64_t current, uint64_t kee
     for (const Entry& e : first_preimages(*this, t, {})) {
       if (e.undoable) p.paths.push_back(e.path);
     }
-    if (!dry_run) remove_dir_tree(dir_.get(), std::to_string(t).c_str());
+    if (!dry_run) base::remove_tree_at(dir_.get(), std::to_string(t).c_str());
     out.push_back(std::move(p));
   }
   if (!dry_run) {

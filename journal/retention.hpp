@@ -1,5 +1,5 @@
 // How much room the journal takes, and gives back: the bytes a turn's
-// directory holds, removing one, and the free-space budget that keeps the
+// directory holds and the free-space budget that keeps the
 // journal off the disk's last space (DESIGN.md, "The journal on a full disk").
 #pragma once
 
@@ -9,8 +9,6 @@ namespace leasefs::journal {
 
 // Allocated bytes of the regular files directly in `dirfd` (a turn's blobs and index).
 uint64_t dir_bytes(int dirfd);
-// Removes directory `name` in `parent` and the files it holds (a turn has no subdirectories).
-void remove_dir_tree(int parent, const char* name);
 
 // The file system holding `fd`, as the budget sees it.
 struct Space {

@@ -95,7 +95,8 @@ std::string beside_line(const json& g) {
   const bool writes = ops.empty() || std::find(ops.begin(), ops.end(), json("write")) != ops.end();
   if (paths.empty() || !writes) return {};
   return "  beside these paths, temporary files (sed -i, an editor's save) may be written and "
-         "renamed onto a granted file; one left when the lease ends goes into the journal";
+         "renamed onto a granted file, never run; one left when the lease ends goes into the "
+         "journal";
 }
 
 // Who asked: uid, pid and command line (the command is the process's own text,

@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <string>
 
 #include "tests/support/agentuser_daemons.hpp"
 
 namespace leasefs::test {
 namespace {
+
+namespace stdfs = std::filesystem;
 
 class TripwireTest : public AgentUserTest {
  protected:
@@ -44,6 +47,50 @@ class TripwireTest : public AgentUserTest {
   }
   std::string root, mnt, sock;
 };
+
+// After unmount, `.longrun/` holds the journal and a 16 MiB ballast besides the
+// record. `leasefs forget` removes the first two and says what it kept.
+TEST_F(TripwireTest, ForgetAfterUnmountRemovesTheJournalAndTheReserveAndKeepsTheRecord) {
+  ASSERT_EQ(run_sh("echo one > " + q(root + "/a")).exit_code, 0);
+  mount();
+  ASSERT_EQ(ctl("start forget").exit_code, 0);
+  ASSERT_EQ(ctl("grant --reason edit").exit_code, 0);
+  ASSERT_EQ(run_sh("echo two >> " + q(mnt + "/a")).exit_code, 0);
+  ASSERT_EQ(ctl("turn").exit_code, 0);
+  RunResult r = run_binary(LEASEFS_BIN, {"forget", root}, 30);
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // still served
+  EXPECT_NE(r.output.find("leasefs unmount"), std::string::npos) << r.output;
+  EXPECT_TRUE(stdfs::exists(root + "/.longrun/reserve"));
+  ASSERT_EQ(run_binary(LEASEFS_BIN, {"unmount", mnt}, 30).exit_code, 0);
+
+  r = run_binary(LEASEFS_BIN, {"forget", root, "--dry-run"}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(line_with(r.output, "reserve").find("would remove"), std::string::npos) << r.output;
+  EXPECT_TRUE(stdfs::exists(root + "/.longrun/reserve"));
+  r = run_binary(LEASEFS_BIN, {"forget", root}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(line_with(r.output, "journal").find("no turn can be undone"), std::string::npos)
+      << r.output;
+  EXPECT_NE(line_with(r.output, "kept").find("audit.jsonl"), std::string::npos) << r.output;
+  EXPECT_FALSE(stdfs::exists(root + "/.longrun/reserve"));
+  EXPECT_FALSE(stdfs::exists(root + "/.longrun/journal"));
+  EXPECT_EQ(read_text(root + "/a"), "one\ntwo\n");
+
+  // The record is whole: the next daemon takes it up and its chain verifies.
+  mount();
+  r = ctl("audit verify");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(ctl("status").output.find("forget"), std::string::npos);
+  ASSERT_EQ(run_binary(LEASEFS_BIN, {"unmount", mnt}, 30).exit_code, 0);
+
+  r = run_binary(LEASEFS_BIN, {"forget", root, "--all"}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(stdfs::exists(root + "/.longrun"));
+  EXPECT_EQ(read_text(root + "/a"), "one\ntwo\n");
+  r = run_binary(LEASEFS_BIN, {"forget", root}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("nothing to forget"), std::string::npos) << r.output;
+}
 
 TEST_F(TripwireTest, HooksWithoutAHostNamesTheHostsItSupports) {
   RunResult r = ctl("hooks", base);

@@ -255,6 +255,36 @@ TEST_F(ToolEdit, AWriteOnlyGrantRenamesATemporaryOntoNoNewName) {
   EXPECT_EQ(read_file(fs_.backing() + "/src/new2.c"), "new\n");
 }
 
+// A one-file grant lets a tool make a temporary file beside the file, but that
+// file is for the edit: it cannot be run while it is one, whatever its mode. An
+// executable script edited in place keeps its mode and runs as before.
+TEST_F(ToolEdit, ATemporarySiblingCannotBeRun) {
+  ASSERT_TRUE(
+      in_backing(fs_, "printf '#!/bin/sh\\necho hello\\n' > src/a.c && chmod 0755 src/a.c").ok());
+  auto r = agent("printf '#!/bin/sh\\necho ran\\n' > src/.tool.tmp && chmod +x src/.tool.tmp");
+  ASSERT_TRUE(r.ok()) << r.output;
+  EXPECT_NE(
+      stdfs::status(fs_.backing() + "/src/.tool.tmp").permissions() & stdfs::perms::owner_exec,
+      stdfs::perms::none);
+  r = agent("./src/.tool.tmp");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.output.find("ran"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Permission denied"), std::string::npos) << r.output;
+  bool reported = false;
+  {
+    std::lock_guard lock(sink_.mu);
+    for (const auto& refusal : sink_.refusals) {
+      reported = reported || (refusal.op == gate::Op::kExec && refusal.path == "src/.tool.tmp");
+    }
+  }
+  EXPECT_TRUE(reported);
+  r = agent("rm src/.tool.tmp && sed -i s/hello/bye/ src/a.c && ./src/a.c");
+  EXPECT_TRUE(r.ok()) << r.output;
+  EXPECT_EQ(r.output, "bye\n");
+  EXPECT_EQ(stdfs::status(fs_.backing() + "/src/a.c").permissions() & stdfs::perms::all,
+            static_cast<stdfs::perms>(0755));
+}
+
 // `dir/` means `dir/**` (DESIGN.md, Path globs), temporary siblings included.
 TEST_F(ToolEdit, ADirectoryGrantOpensTemporarySiblings) {
   for (const std::string glob : {"src/**", "src/"}) {

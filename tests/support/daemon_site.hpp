@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "daemon/mount_table.hpp"
 #include "fuse/takeover.hpp"
+#include "protocol/socket_path.hpp"
 #include "tests/support/daemon_run.hpp"
 #include "tests/support/mounted_fs.hpp"
 #include "tests/support/run.hpp"
@@ -64,8 +66,12 @@ class DaemonSite {
     if (pid > 0) daemons.push_back(pid);
   }
   // Detaches the mounts, innermost first, then kills the daemons; each only once.
+  // A killed daemon leaves its socket file: one in the default place (/run/leasefs)
+  // is removed too.
   void take_down() {
+    std::vector<std::string> sockets;
     for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
+      sockets.push_back(protocol::default_socket_path(*it));
       for (int i = 0; i < 1000 && base::leasefs_mount_at(*it); ++i) {
         if (trust_mounted_locks) remember(read_lock_pid(*it + "/.longrun/lock"));
         RunOptions o;
@@ -76,6 +82,7 @@ class DaemonSite {
     mounts.clear();
     for (pid_t pid : daemons) ::kill(pid, SIGKILL);
     daemons.clear();
+    for (const auto& socket : sockets) ::unlink(socket.c_str());
   }
 
   std::string base;
