@@ -198,7 +198,8 @@ struct Runtime::Impl {
     reporter.set_sink(nullptr);
     if (pump) pump->stop();
     bus.close_all();
-    audit_writer.stop();  // after it has written what was queued
+    audit_writer.stop();    // after it has written what was queued
+    signer.stop_telling();  // before the service it tells goes
   }
 
   std::string root_path;

@@ -67,22 +67,23 @@ bool HeadSigner::load_key_locked() {
 
 nlohmann::json HeadSigner::sign(uint64_t size, const std::string& hash,
                                 std::optional<uint64_t> turn) {
-  std::function<void(const std::string&)> tell;
-  std::string note;
-  nlohmann::json record = sign_locked(size, hash, turn, &tell, &note);
-  if (tell) tell(note);
+  bool changed = false;
+  nlohmann::json record = sign_locked(size, hash, turn, &changed);
+  if (changed) {
+    {
+      std::lock_guard lock(tell_mu_);
+      note_to_tell_ = unsigned_note();
+      tell_pending_ = true;
+    }
+    teller_.wake();
+  }
   return record;
 }
 
 nlohmann::json HeadSigner::sign_locked(uint64_t size, const std::string& hash,
-                                       std::optional<uint64_t> turn,
-                                       std::function<void(const std::string&)>* tell,
-                                       std::string* note_out) {
+                                       std::optional<uint64_t> turn, bool* changed) {
   std::lock_guard lock(mu_);
-  if (load_key_locked() && on_change_) {
-    *tell = on_change_;
-    *note_out = why_unsigned_;
-  }
+  *changed = load_key_locked();
   nlohmann::json record{{"size", size}, {"ts_ms", base::now_ms()}};
   if (turn) record["turn"] = *turn;
   auto unsigned_record = [&](const std::string& why) {
@@ -129,8 +130,23 @@ std::string HeadSigner::unsigned_note() const {
 }
 
 void HeadSigner::set_on_change(std::function<void(const std::string&)> fn) {
-  std::lock_guard lock(mu_);
-  on_change_ = std::move(fn);
+  {
+    std::lock_guard lock(tell_mu_);
+    on_change_ = std::move(fn);
+  }
+  teller_.start("heads-status", [this] { tell_loop(); });
+}
+
+void HeadSigner::tell_loop() {
+  std::unique_lock lock(tell_mu_);
+  while (teller_.wait(lock, [&] { return tell_pending_; })) {
+    tell_pending_ = false;
+    const std::string note = note_to_tell_;
+    const auto tell = on_change_;
+    lock.unlock();
+    if (tell) tell(note);
+    lock.lock();
+  }
 }
 
 }  // namespace leasefs::report

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 
+#include "base/worker_thread.hpp"
 #include "signing/ed25519_key.hpp"
 
 namespace leasefs::report {
@@ -44,10 +45,13 @@ class HeadSigner {
   nlohmann::json status() const;
   // One line for status.md when heads go unsigned; empty while they are signed.
   std::string unsigned_note() const;
-  // Told the new unsigned_note() when it changes (the key came), on the audit
-  // writer's thread and with no lock of the signer held. Set before the first
-  // turn ends.
+  // Told the new unsigned_note() when it changes (the key came), on a thread of
+  // the signer's own: the audit writer never waits for whoever is told (the
+  // service, whose lock a publisher may hold while it waits for the writer to
+  // drain the audit's queue). Set before the first turn ends.
   void set_on_change(std::function<void(const std::string&)> fn);
+  // Stops telling (and joins that thread); before whoever is told goes away.
+  void stop_telling() { teller_.stop(); }
 
   const std::string& origin() const noexcept { return options_.origin; }
   const std::string& heads_path() const noexcept { return options_.heads_path; }
@@ -57,7 +61,8 @@ class HeadSigner {
   // changed.
   bool load_key_locked();
   nlohmann::json sign_locked(uint64_t size, const std::string& hash, std::optional<uint64_t> turn,
-                             std::function<void(const std::string&)>* tell, std::string* note);
+                             bool* changed);
+  void tell_loop();
 
   Options options_;
   mutable std::mutex mu_;  // guards everything below
@@ -66,7 +71,12 @@ class HeadSigner {
   std::string why_unsigned_;
   uint64_t signed_ = 0;  // heads signed by this run
   uint64_t last_size_ = 0;
+
+  std::mutex tell_mu_;  // guards the three below
   std::function<void(const std::string&)> on_change_;
+  std::string note_to_tell_;
+  bool tell_pending_ = false;
+  base::WorkerThread teller_{tell_mu_};  // last: stopped first
 };
 
 }  // namespace leasefs::report
