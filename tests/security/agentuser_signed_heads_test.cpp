@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -148,6 +149,32 @@ TEST_F(SignedHeadsTest, F5_EachTurnEndsWithOneSignedHeadThatVerifies) {
   v = ctl({"audit", "verify"});
   EXPECT_EQ(v.exit_code, 0) << v.output;
   EXPECT_NE(v.output.find("signed heads not checked: 6"), std::string::npos) << v.output;
+}
+
+// `audit verify --key` while turns end as fast as they come: the chain and the
+// heads are read together, so a turn's end is never seen without its head.
+TEST_F(SignedHeadsTest, F5_VerifyWhileTurnsEndNeverSeesATurnWithoutItsHead) {
+  keygen(key);
+  ASSERT_NO_FATAL_FAILURE(mount_apart(key));
+  ASSERT_EQ(ctl({"start", "signed turns"}).exit_code, 0);
+  std::atomic<bool> done{false};
+  std::vector<std::string> failures;
+  size_t verified = 0;
+  std::thread verifier([&] {
+    while (!done.load()) {
+      RunResult v = ctl({"audit", "verify", "--key", key + ".pub"});
+      if (v.exit_code != 0) failures.push_back(v.output);
+      ++verified;
+    }
+  });
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(ctl({i % 2 ? "end-turn" : "turn"}).exit_code, 0);
+  done = true;
+  verifier.join();
+  EXPECT_GT(verified, 0u);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, the first: " << failures.front();
+  EXPECT_TRUE(wait_text(log, "\"turn\":20,\"type\":\"head_signed\""));
+  RunResult v = ctl({"audit", "verify", "--key", key + ".pub"});
+  EXPECT_EQ(v.exit_code, 0) << v.output;
 }
 
 // Every single byte of audit.jsonl and of signed_heads, changed in turn under the
