@@ -32,7 +32,9 @@ namespace leasefs::control {
 struct CommandContext {
   service::Service* service = nullptr;
   // Returns {"ok":bool, ...}; an {"ok":false} answer becomes Error{audit_broken}.
-  std::function<nlohmann::json()> audit_verify;
+  // With a verifier key, the signed heads are checked too (they throw
+  // Error{audit_broken} naming the first finding).
+  std::function<nlohmann::json(const std::optional<std::string>& key)> audit_verify;
   // What the control socket's budgets refused so far (shown by `status`); may be empty.
   std::function<nlohmann::json()> control_stats;
   // `watch --since`: {"replayed": [events], "replay_left_out": n}; may be empty.

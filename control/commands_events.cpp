@@ -3,6 +3,12 @@
 #include "control/command_args.hpp"
 
 namespace leasefs::control {
+namespace {
+
+// A verifier key is a name, 8 hex digits and 44 base64 characters.
+constexpr size_t kMaxVerifierKeyBytes = 1024;
+
+}  // namespace
 
 Result handle_watch(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   Args a("watch", args);
@@ -43,9 +49,10 @@ Result handle_audit_show(CommandContext& ctx, const json& args, const gate::Acto
 
 Result handle_audit_verify(CommandContext& ctx, const json& args, const gate::Actor&) {
   Args a("audit.verify", args);
+  const std::optional<std::string> key = a.opt_str("key", kMaxVerifierKeyBytes);
   a.finish();
   if (!ctx.audit_verify) throw Error(Errc::kInternal, "no audit log attached");
-  json result = ctx.audit_verify();
+  json result = ctx.audit_verify(key);
   if (result.is_object() && result.value("ok", true) == false) {
     std::string message = result.value("message", std::string("the audit hash chain is broken"));
     throw Error(Errc::kAuditBroken, message);

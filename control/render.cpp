@@ -85,6 +85,7 @@ json render(const service::StatusReport& r) {
               {"recent_refusals", r.recent_refusals},
               {"refusals_total", r.refusals_total}};
   if (r.file_plane) out["file_plane"] = *r.file_plane;
+  if (r.signed_heads) out["signed_heads"] = *r.signed_heads;
   if (r.disk) {
     out["disk"] = {{"full", r.disk->full},
                    {"reserve_bytes", r.disk->reserve_bytes},

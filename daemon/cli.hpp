@@ -1,4 +1,5 @@
-// The daemon's commands: `leasefs mount`, `leasefs unmount` and `leasefs forget`.
+// The daemon's commands: `leasefs mount`, `leasefs unmount`, `leasefs forget` and
+// `leasefs keygen`.
 #pragma once
 
 #include <sys/types.h>
@@ -38,6 +39,8 @@ struct MountCommand {
   // -o OPTIONS (repeatable, comma-separated): standard mount options passed on
   // (fuse/mount_options.hpp).
   std::vector<std::string> mount_options;
+  // --signing-key PATH: the key that signs the audit's head at each turn's end.
+  std::string signing_key;
 };
 
 // `leasefs forget ROOT`: cli_forget.cpp.
@@ -49,6 +52,7 @@ struct ForgetCommand {
 
 int run_mount(const MountCommand& cmd);
 int run_unmount(const std::string& path, bool force);
+int run_keygen(const std::string& path);
 int run_forget(const ForgetCommand& cmd);
 
 }  // namespace leasefs::daemon

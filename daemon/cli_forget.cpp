@@ -1,8 +1,8 @@
 // `leasefs forget ROOT`: what leasefs keeps under ROOT/.longrun once no daemon
 // serves it. By default the parts that are only for a running daemon or for undo
 // go (the journal, the disk reserve's ballast, status.md, the lock); the record
-// of what was asked, granted and done stays (audit, memory and ledger, state,
-// the log). `--all` removes .longrun whole.
+// of what was asked, granted and done stays (audit and its signed heads, memory
+// and ledger, state, the log). `--all` removes .longrun whole.
 //
 // The tree is not mounted, so the agent may have written anything in ROOT: .longrun
 // is opened without following a link and must be a directory of root's, and

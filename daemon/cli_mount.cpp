@@ -255,6 +255,7 @@ std::optional<RuntimeOptions> runtime_options(const MountPlan& plan, Reporter& r
   ro.approver_uids = cmd.approver_uids;
   ro.approver_gids = cmd.approver_gids;
   ro.ask_ms = cmd.ask_ms;
+  if (!cmd.signing_key.empty()) ro.signing_key_path = cmd.signing_key;
   ro.journal.enabled = cmd.journal != "off";
   ro.journal.max_file_bytes = cmd.journal_max_file_mb << 20;
   ro.journal.max_turn_bytes = cmd.journal_max_turn_mb << 20;

@@ -75,6 +75,7 @@ class Demo {
     dir_ = tmpl;
     root_ = dir_ + "/project";
     socket_ = dir_ + "/control.sock";
+    key_ = dir_ + "/audit-signing.key";
     leasefs_ = self_dir() + "/leasefs";
     leasectl_ = find_leasectl();
   }
@@ -87,7 +88,9 @@ class Demo {
     std::ofstream(root_ + "/src/pay.py") << "TIMEOUT = 10\n";
 
     section("0. Mount leasefs over the project itself");
-    expect_ok(cmd({leasefs_, "mount", root_, "--socket", socket_}), "the mount is ready");
+    expect_ok(cmd({leasefs_, "keygen", "--key", key_}), "a key that signs each turn's audit head");
+    expect_ok(cmd({leasefs_, "mount", root_, "--socket", socket_, "--signing-key", key_}),
+              "the mount is ready");
     expect(is_mounted(root_), "the project path now leads to the gated view");
 
     section("1. A task starts read-only; a write is refused");
@@ -119,7 +122,8 @@ class Demo {
     section("4. The daemon stops and starts again; the task resumes read-only");
     expect_ok(cmd({leasefs_, "unmount", root_}), "leasefs unmount");
     expect(!is_mounted(root_), "nothing is mounted over the project");
-    expect_ok(cmd({leasefs_, "mount", root_, "--socket", socket_}), "mounted again");
+    expect_ok(cmd({leasefs_, "mount", root_, "--socket", socket_, "--signing-key", key_}),
+              "mounted again");
     expect_ok(ctl({"resume"}), "resume: next turn, last checkpoint, read-only");
     expect_refused(shell("echo 'retries = 3' >> config.txt"), "the first write after resume");
     if (stop()) return 130;
@@ -133,7 +137,8 @@ class Demo {
               "the agent hands over for verification");
     expect_ok(ctl({"transition", "completed", "--reason", "checked config.txt and pay.py"}),
               "a person marks it completed");
-    expect_ok(ctl({"audit", "verify"}), "the audit log's hash chain is intact");
+    expect_ok(ctl({"audit", "verify", "--key", key_ + ".pub"}),
+              "the audit log's hash chain is intact, and so is each turn's signed head");
     expect_ok(cmd({leasefs_, "unmount", root_}), "leasefs unmount");
 
     std::printf("\n%d of %d expectations held.\n", passed_, passed_ + failed_);
@@ -214,7 +219,7 @@ class Demo {
     dir_.clear();
   }
 
-  std::string dir_, root_, socket_, leasefs_, leasectl_;
+  std::string dir_, root_, socket_, key_, leasefs_, leasectl_;
   int passed_ = 0, failed_ = 0;
 };
 

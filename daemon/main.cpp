@@ -13,6 +13,7 @@
 #include "daemon/demo.hpp"
 #include "gate/ask.hpp"
 #include "protocol/arg_text.hpp"
+#include "signing/key_file.hpp"
 
 namespace {
 
@@ -51,7 +52,7 @@ int demo_command(int argc, char** argv) {
 
 // An unknown command is named, with the nearest known one.
 bool known_command(const char* word) {
-  const std::vector<std::string> names = {"mount", "unmount", "forget", "demo"};
+  const std::vector<std::string> names = {"mount", "unmount", "forget", "keygen", "demo"};
   if (std::find(names.begin(), names.end(), word) != names.end()) return true;
   const std::string near = leasefs::protocol::closest_word(word, names);
   std::fprintf(stderr, "leasefs: unknown command '%s'%s\nRun `leasefs --help` for the list.\n",
@@ -140,6 +141,13 @@ CLI::App* add_mount_command(CLI::App& app, leasefs::daemon::MountCommand& m,
       ->type_name("MiB");
 
   mount
+      ->add_option("--signing-key", m.signing_key,
+                   std::string("the key that signs the audit's head at each turn's end (root's, "
+                               "mode 0600; `leasefs keygen` makes it); without one, heads go "
+                               "unsigned and status says so [default: ") +
+                       leasefs::signing::kDefaultKeyPath + "]")
+      ->type_name("PATH");
+  mount
       ->add_option("--ask", ask_wait,
                    "ask mode: a refused write waits up to DURATION (90s, 5m, at most 1h; a bare "
                    "number is seconds) for a person to approve it instead of failing at once; "
@@ -186,9 +194,21 @@ int main(int argc, char** argv) {
       "forget",
       "once ROOT is unmounted, remove the journal and the disk reserve from ROOT/.longrun");
   forget->add_option("ROOT", forget_cmd.root, "the unmounted root")->required();
-  forget->add_flag("--all", forget_cmd.all,
-                   "also the record (audit, memory, ledger, state, log): .longrun whole");
+  forget->add_flag(
+      "--all", forget_cmd.all,
+      "also the record (audit, signed heads, memory, ledger, state, log): .longrun whole");
   forget->add_flag("--dry-run", forget_cmd.dry_run, "say what would be removed, remove nothing");
+
+  std::string key_path = leasefs::signing::kDefaultKeyPath;
+  auto* keygen = app.add_subcommand(
+      "keygen",
+      "make the key that signs the audit's heads (never replaces one); print its "
+      "verifier key");
+  keygen
+      ->add_option("--key", key_path,
+                   std::string("where the key goes; its verifier key goes to PATH.pub [default: ") +
+                       leasefs::signing::kDefaultKeyPath + "]")
+      ->type_name("PATH");
 
   try {
     app.parse(argc, argv);
@@ -202,5 +222,6 @@ int main(int argc, char** argv) {
   }
   if (*unmount) return run_unmount(unmount_path, unmount_force);
   if (*forget) return run_forget(forget_cmd);
+  if (*keygen) return run_keygen(key_path);
   return 2;
 }

@@ -12,7 +12,9 @@
 
 #include <unistd.h>
 
+#include <fstream>
 #include <mutex>
+#include <sstream>
 
 #include "base/disk_reserve.hpp"
 #include "base/error.hpp"
@@ -22,6 +24,7 @@
 #include "control/render.hpp"
 #include "control/server.hpp"
 #include "control/socket_acl.hpp"
+#include "daemon/heads_check.hpp"
 #include "daemon/store_memo.hpp"
 #include "memory/audit_log.hpp"
 #include "memory/idempotency_store.hpp"
@@ -30,9 +33,11 @@
 #include "protocol/socket_path.hpp"
 #include "report/audit_writer.hpp"
 #include "report/event_bus.hpp"
+#include "report/head_signer.hpp"
 #include "report/pump.hpp"
 #include "service/journal_use_cases.hpp"
 #include "service/service.hpp"
+#include "signing/key_name.hpp"
 #include "state/longrun_dir.hpp"
 #include "state/state_store.hpp"
 
@@ -52,13 +57,19 @@ struct Runtime::Impl {
         idempotency(dir.path("memory.db")),
         audit(dir.path("audit.jsonl"), dir.path("memory.db"),
               memory::AuditLog::Options{options.audit_fsync}),
+        signer(head_signer_options(dir, root_path, options.signing_key_path)),
         audit_writer(bus, audit, reserve),
         memo(idempotency) {
     try {
+      audit_writer.set_head_signer(&signer);
       dir.share_with(options.agent_gid);
       gate.set_protected_globs(options.protected_globs);  // before the first publication
       service = std::make_unique<service::Service>(store, memory, &ledger, gate, bus);
       service->set_disk_reserve(&reserve);
+      service->set_heads_status([this] { return signer.status(); });
+      service->set_heads_note(signer.unsigned_note());
+      signer.set_on_change(
+          [s = service.get()](const std::string& note) { s->set_heads_note(note); });
       desk = std::make_unique<control::AskDesk>(*service);
       desk->start();
       asks.attach_desk(desk.get());
@@ -94,7 +105,7 @@ struct Runtime::Impl {
       reporter.set_sink(pump.get());
       control::CommandContext ctx;
       ctx.service = service.get();
-      ctx.audit_verify = [this] { return control::render(audit.verify()); };
+      ctx.audit_verify = [this](const std::optional<std::string>& key) { return verify(key); };
       ctx.control_stats = [c = budget_counters] { return c->to_json(); };
       ctx.journal = journal_cases.get();
       ctx.flush_refusals = [p = pump.get()] { p->flush_refusals(); };
@@ -118,6 +129,30 @@ struct Runtime::Impl {
   }
 
   ~Impl() { shutdown(); }
+
+  static report::HeadSigner::Options head_signer_options(const service::LongrunDir& dir,
+                                                         const std::string& root,
+                                                         const std::string& key_path) {
+    const std::string name = signing::machine_key_name();
+    return {key_path, dir.path("signed_heads"), name, signing::log_origin(name, root)};
+  }
+
+  // The chain, then its signed heads; both read while no batch is appended, so
+  // that they agree with each other.
+  nlohmann::json verify(const std::optional<std::string>& key) {
+    auto hold = audit_writer.hold_appends();
+    nlohmann::json out = control::render(audit.verify());
+    if (!out.value("ok", false)) return out;
+    std::string heads_text;
+    if (std::ifstream in(signer.heads_path(), std::ios::binary); in) {
+      std::ostringstream text;
+      text << in.rdbuf();
+      heads_text = text.str();
+    }
+    out["signed_heads"] = key ? check_signed_heads(audit.links(), heads_text, signer.origin(), key)
+                              : check_signed_heads({}, heads_text, signer.origin(), std::nullopt);
+    return out;
+  }
 
   void start_control() {
     std::lock_guard lock(mu);
@@ -163,7 +198,8 @@ struct Runtime::Impl {
     reporter.set_sink(nullptr);
     if (pump) pump->stop();
     bus.close_all();
-    audit_writer.stop();  // after it has written what was queued
+    audit_writer.stop();    // after it has written what was queued
+    signer.stop_telling();  // before the service it tells goes
   }
 
   std::string root_path;
@@ -179,7 +215,8 @@ struct Runtime::Impl {
   report::EventBus bus;
   gate::Gate gate;
   report::Reporter reporter{gate};
-  gate::AskChannel asks;  // before the service and the desk, which point to it
+  gate::AskChannel asks;      // before the service and the desk, which point to it
+  report::HeadSigner signer;  // before the audit writer, which calls it
   report::AuditWriter audit_writer;
   StoreMemo memo;
   std::unique_ptr<service::Service> service;

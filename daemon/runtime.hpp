@@ -23,6 +23,7 @@
 #include "journal/journal.hpp"
 #include "report/reporter.hpp"
 #include "service/foreign_mount.hpp"
+#include "signing/key_file.hpp"
 
 namespace leasefs::daemon {
 
@@ -53,6 +54,10 @@ struct RuntimeOptions {
   // Ask mode (gate/ask.hpp): how long a refused mutation waits for a person, in
   // milliseconds; 0 off. A task may override it (`leasectl ask`).
   int64_t ask_ms = 0;
+  // The key that signs the audit's head at each turn's end (--signing-key;
+  // signing/key_file.hpp). Missing or refused: heads go unsigned, and status
+  // says why.
+  std::string signing_key_path = signing::kDefaultKeyPath;
 };
 
 class Runtime {

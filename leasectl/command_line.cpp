@@ -1,6 +1,9 @@
 #include "leasectl/command_line.hpp"
 
+#include <sys/stat.h>
+
 #include <ctime>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -71,6 +74,19 @@ void check_duration(const std::string& name, const std::string& text) {
   }
 }
 
+// --key: the key's text, read from the file it names if it names one (the
+// first line; a verifier key is public, so any file will do).
+std::string verifier_key_text(const std::string& name, const std::string& text) {
+  struct stat st {};
+  if (::stat(text.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return text;
+  std::ifstream in(text);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.empty()) {
+    throw CLI::ValidationError(name, "the file " + text + " holds no verifier key");
+  }
+  return line;
+}
+
 // The value to send for a text option, once its check passes.
 json checked_text(const OptionSpec& spec, const std::string& text) {
   const std::string name(spec.name);
@@ -91,6 +107,8 @@ json checked_text(const OptionSpec& spec, const std::string& text) {
             name, "'" + text + "' is not a task status (one of: " + status_names() + ")");
       }
       break;
+    case ArgCheck::kVerifierKey:
+      return verifier_key_text(name, text);
     case ArgCheck::kSince:
       if (auto ms = parse_since_ms(text)) return *ms;
       throw CLI::ValidationError(name, "'" + text +

@@ -212,6 +212,15 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
     // Paths only a grant that names them opens (`leasefs mount --protect`).
     std::fprintf(out, "%-10s %s\n", "protected", list(r["protected_paths"]).c_str());
   }
+  if (const json h = r.value("signed_heads", json()); h.is_object()) {
+    // Whether each turn's audit head is signed (`leasectl audit verify --key` checks them).
+    if (h.value("signed", false)) {
+      std::fprintf(out, "%-10s signed at each turn's end (%s this run), verifier key %s\n", "heads",
+                   str(h, "heads_signed", "0").c_str(), str(h, "verifier_key").c_str());
+    } else {
+      std::fprintf(out, "%-10s %s\n", "heads", st.red(str(h, "why_unsigned")).c_str());
+    }
+  }
   const json refusals = r.value("recent_refusals", json::array());
   if (!refusals.empty()) {
     // The total, and how many of the last ones follow.
@@ -374,6 +383,17 @@ void print_audit_show(std::FILE* out, const json& r, const Style& st) {
 void print_audit_verify(std::FILE* out, const json& r, const Style& st) {
   std::fprintf(out, "%s: %s records\n", st.green("audit chain intact").c_str(),
                str(r, "records", "0").c_str());
+  const json heads = r.value("signed_heads", json::object());
+  if (heads.value("checked", false)) {
+    std::fprintf(out, "%s: %s, the last at size %s, against the key %s\n",
+                 st.green("signed heads verified").c_str(), str(heads, "heads", "0").c_str(),
+                 str(heads, "last_size", "0").c_str(), str(heads, "key").c_str());
+  } else if (heads.is_object() && !heads.empty()) {
+    std::fprintf(out,
+                 "signed heads not checked: %s in .longrun/signed_heads; give --key to check "
+                 "them\n",
+                 str(heads, "entries", "0").c_str());
+  }
 }
 
 // The views of status that leasectl offers as commands of their own.

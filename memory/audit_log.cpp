@@ -420,6 +420,37 @@ std::vector<json> AuditLog::select(const AuditQuery& query, std::size_t max,
   return {std::make_move_iterator(events.begin()), std::make_move_iterator(events.end())};
 }
 
+std::vector<AuditLink> AuditLog::links() {
+  std::string data;
+  {
+    std::lock_guard lock(mutex_);
+    base::UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!reader) throw_errno("open", path_);
+    data = read_all(reader.get(), path_);
+  }
+  std::vector<AuditLink> out;
+  bool torn_tail = false;
+  for (std::string_view line : split_lines(data, &torn_tail)) {
+    auto parsed = parse_line(line);
+    if (!parsed) continue;
+    AuditLink link;
+    link.seq = parsed->seq;
+    link.hash = std::move(parsed->hash);
+    if (parsed->event.is_object()) {
+      const auto type = parsed->event.find("type");
+      if (type != parsed->event.end() && type->is_string()) link.type = type->get<std::string>();
+      const auto to = parsed->event.find("to");
+      if (to != parsed->event.end() && to->is_string()) link.to = to->get<std::string>();
+      const auto size = parsed->event.find("size");
+      if (size != parsed->event.end() && size->is_number_unsigned()) {
+        link.size = size->get<std::uint64_t>();
+      }
+    }
+    out.push_back(std::move(link));
+  }
+  return out;
+}
+
 VerifyResult AuditLog::verify() {
   std::lock_guard lock(mutex_);
   base::UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));

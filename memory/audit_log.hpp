@@ -41,6 +41,17 @@ struct AuditRecord {
   std::string hash;
 };
 
+// A record as the signed heads see it (signing/head_verifier.hpp): its place in
+// the chain, its hash, its event's type, and the event's "size" and "to" (a
+// transition's new status), if any.
+struct AuditLink {
+  std::uint64_t seq = 0;
+  std::string hash;
+  std::string type;
+  std::uint64_t size = 0;
+  std::string to;
+};
+
 struct VerifyResult {
   bool ok = true;
   std::size_t records = 0;         // records read that passed every check
@@ -79,6 +90,10 @@ class AuditLog {
   // not parse are skipped (verify() reports them).
   std::vector<nlohmann::json> select(const AuditQuery& query, std::size_t max,
                                      std::size_t* left_out);
+
+  // Every well-formed record, in the file's order (verify() says whether they
+  // make a chain).
+  std::vector<AuditLink> links();
 
   // Records in the chain (the seq of the last one).
   std::size_t count();

@@ -206,6 +206,15 @@ const std::vector<CommandOptions> kDescriptors = {
        .help = "say what would be deleted; delete nothing",
        .kind = K::kFlag},
       {.name = "--reason", .arg = "reason", .help = "why, in your own words (for the audit)"}}},
+    {"audit.verify",
+     "With --key, each signed head (.longrun/signed_heads, one per turn's end) is checked too: "
+     "its signature, its size and hash against the chain, sizes that never go back, and no "
+     "turn ended after the last one. Without it, the heads are not checked, and it says so.",
+     {{.name = "--key",
+       .arg = "key",
+       .help = "the verifier key (NAME+ID+KEY, as `leasefs keygen` prints it), or a file holding "
+               "it such as /etc/leasefs/audit-signing.key.pub",
+       .check = ArgCheck::kVerifierKey}}},
     {"audit.show",
      "",
      {{.name = "--turn", .arg = "turn", .help = "only records of this turn", .kind = K::kNumber},

@@ -21,10 +21,11 @@ enum class ArgKind : uint8_t {
 // What leasectl checks before sending, with the daemon's own parsers.
 enum class ArgCheck : uint8_t {
   kNone,
-  kOpClasses,   // write,create,...: gate::op_classes_problem
-  kDuration,    // a positive duration with a unit
-  kTaskStatus,  // a task status (gate::parse_status); the help lists them
-  kSince,       // a duration back from now or a local date: sent as since_ms
+  kOpClasses,    // write,create,...: gate::op_classes_problem
+  kDuration,     // a positive duration with a unit
+  kTaskStatus,   // a task status (gate::parse_status); the help lists them
+  kSince,        // a duration back from now or a local date: sent as since_ms
+  kVerifierKey,  // a verifier key, or a file holding one: sent as the key's text
 };
 
 struct OptionSpec {

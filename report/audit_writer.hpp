@@ -9,17 +9,25 @@
 // next one begins with an "audit_lost" record saying how many events of which
 // types were lost and why, which `audit verify` reports. The failpoint
 // "audit.lose_batch" loses the first batch, to test exactly that.
+//
+// A batch that holds a record that ends a turn (`turn`, `end-turn`, `resume`,
+// or a transition to completed or failed: signing::ends_a_turn) ends one: once it is
+// appended, the head signer (report/head_signer.hpp) signs the chain's head as
+// it is then, and its "head_signed" (or "head_unsigned") record follows at once.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "base/batch_pacing.hpp"
 #include "base/disk_reserve.hpp"
 #include "memory/audit_log.hpp"
 #include "report/event_bus.hpp"
+#include "report/head_signer.hpp"
 
 namespace leasefs::report {
 
@@ -45,13 +53,27 @@ class AuditWriter {
   // Closes the queue, writes what is in it, and joins; idempotent.
   void stop();
 
+  // Signs the head at each turn's end from now on; nullptr: no longer. The
+  // signer outlives the writer's thread (stop() first).
+  void set_head_signer(HeadSigner* signer) noexcept { signer_.store(signer); }
+
+  // While the lock is held no batch is appended and no head signed: the chain
+  // and the signed heads read under it agree (a turn's end is never seen
+  // without the head that follows it).
+  std::unique_lock<std::mutex> hold_appends() { return std::unique_lock(append_mu_); }
+
  private:
   void run();
-  void append_once_there_is_room(const std::vector<base::JsonText>& batch,
-                                 const std::exception& first);
+  std::vector<memory::AuditRecord> append_once_there_is_room(
+      const std::vector<base::JsonText>& batch, const std::exception& first);
+  // After `batch` was appended as `records`: the signed head, if it ended a turn.
+  void sign_if_turn_ended(const std::vector<base::JsonText>& batch,
+                          const std::vector<memory::AuditRecord>& records);
 
   memory::AuditLog& audit_;
   base::DiskReserve& reserve_;
+  std::atomic<HeadSigner*> signer_{nullptr};
+  std::mutex append_mu_;  // held across a batch's append and its signed head
   std::shared_ptr<EventQueue> queue_;
   std::thread thread_;
 };

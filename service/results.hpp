@@ -51,6 +51,8 @@ struct StatusReport {
   uint64_t refusals_total = 0;
   // The daemon's file plane (descriptors, busy processes), when it gave one.
   std::optional<nlohmann::json> file_plane;
+  // Whether the audit's heads are signed at each turn's end, and with what key.
+  std::optional<nlohmann::json> signed_heads;
   // The disk holding the root, when the daemon keeps a reserve on it.
   std::optional<base::DiskReserve::Status> disk;
   std::vector<std::string> protected_paths;

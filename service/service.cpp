@@ -112,8 +112,9 @@ void Service::write_status() {
   // Rendered by status.md's writer, from copies of what it shows as of now.
   try {
     status_file_.publish([state = state_, refusals = refusals_, now_ms = base::now_ms(),
-                          disk_full = reserve_ && reserve_->full(), error = state_error_] {
-      std::string text = render_status_md(state, *refusals, now_ms, disk_full);
+                          disk_full = reserve_ && reserve_->full(), error = state_error_,
+                          heads_note = heads_note_] {
+      std::string text = render_status_md(state, *refusals, now_ms, disk_full, heads_note);
       if (!error.empty()) {
         text =
             "# STATE UNREADABLE: the tree is read-only for everyone\n\nError: " + md_quote(error) +
@@ -124,6 +125,13 @@ void Service::write_status() {
   } catch (const std::exception& e) {
     spdlog::warn("cannot update status.md: {}", e.what());
   }
+}
+
+void Service::set_heads_note(std::string note) {
+  auto lock = lock_service();
+  if (note == heads_note_) return;
+  heads_note_ = std::move(note);
+  write_status();
 }
 
 void Service::flush_status() {
@@ -229,6 +237,7 @@ StatusReport Service::status() {
   out.recent_refusals = *refusals_;
   out.refusals_total = refusals_total_;
   if (file_plane_status_) out.file_plane = file_plane_status_();
+  if (heads_status_) out.signed_heads = heads_status_();
   if (reserve_) out.disk = reserve_->status();
   out.protected_paths.push_back(".longrun/**");
   for (auto& glob : gate_.protected_globs()) out.protected_paths.push_back(std::move(glob));

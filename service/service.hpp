@@ -102,6 +102,15 @@ class Service {
     file_plane_status_ = std::move(fn);
   }
 
+  // Whether the audit's heads are signed (report/head_signer.hpp), for status's
+  // `signed_heads`. Set before the control plane starts.
+  void set_heads_status(std::function<nlohmann::json()> fn) {
+    auto lock = lock_service();
+    heads_status_ = std::move(fn);
+  }
+  // Why the audit's heads go unsigned, for status.md; empty while they are signed.
+  void set_heads_note(std::string note);
+
   // The disk's reserve (base/disk_reserve.hpp), for status and status.md. Set
   // before the control plane starts.
   void set_disk_reserve(const base::DiskReserve* reserve) {
@@ -193,6 +202,8 @@ class Service {
   void require_no_foreign_mount() const;
 
   std::function<nlohmann::json()> file_plane_status_;
+  std::function<nlohmann::json()> heads_status_;
+  std::string heads_note_;
   const base::DiskReserve* reserve_ = nullptr;
   StateStore& store_;
   StatusFile status_file_{store_};

@@ -9,7 +9,7 @@
 namespace leasefs::service {
 
 std::string render_status_md(const gate::TaskState& s, const std::vector<nlohmann::json>& refusals,
-                             int64_t now_ms, bool disk_full) {
+                             int64_t now_ms, bool disk_full, const std::string& heads_note) {
   std::ostringstream out;
   // Every string that did not come from the daemon itself goes through md_quote():
   // each line below begins with text the daemon wrote (md_quote.hpp).
@@ -77,6 +77,7 @@ std::string render_status_md(const gate::TaskState& s, const std::vector<nlohman
          "Do not look for another way to write. Ask, and wait for a person to approve:\n\n"
          "    leasectl request --reason \"what you will change and why\" --path 'src/**'\n\n"
          "A lease lasts for the current turn only; ask again in the next one.\n";
+  if (!heads_note.empty()) out << "\n## Audit\nSigned heads: " << md_quote(heads_note) << "\n";
   return out.str();
 }
 

@@ -12,8 +12,10 @@
 namespace leasefs::service {
 
 // `disk_full`: the disk's reserve is spent (base/disk_reserve.hpp).
+// `heads_note`: why the audit's heads go unsigned (report/head_signer.hpp); empty
+// while they are signed.
 std::string render_status_md(const gate::TaskState& state,
                              const std::vector<nlohmann::json>& refusals, int64_t now_ms,
-                             bool disk_full = false);
+                             bool disk_full = false, const std::string& heads_note = "");
 
 }  // namespace leasefs::service

@@ -50,7 +50,9 @@ class DispatcherTest : public ::testing::Test {
   void SetUp() override {
     CommandContext ctx;
     ctx.service = service_;
-    ctx.audit_verify = [] { return json{{"ok", true}, {"records", 0}}; };
+    ctx.audit_verify = [](const std::optional<std::string>&) {
+      return json{{"ok", true}, {"records", 0}};
+    };
     dispatcher_ = std::make_unique<Dispatcher>(ctx, &memo_);
   }
 
@@ -264,7 +266,7 @@ TEST_F(DispatcherTest, MemoryFailuresBecomeMemoryError) {
 TEST_F(DispatcherTest, AuditBreakIsAnError) {
   CommandContext ctx;
   ctx.service = service_;
-  ctx.audit_verify = [] {
+  ctx.audit_verify = [](const std::optional<std::string>&) {
     return json{{"ok", false}, {"message", "line 3 was edited"}, {"kind", "edited"}};
   };
   Dispatcher d(ctx, nullptr);

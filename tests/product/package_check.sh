@@ -2,7 +2,8 @@
 # Builds the .deb from a built tree, unpacks it into a temporary root and checks
 # what a Debian user gets: stripped binaries with the debug info in -dbgsym, man
 # pages, bash completion, the agent-turn wrapper, the mount(8) helper, the
-# /etc/leasefs example (a conffile), a postrm, units that name /usr and pass
+# /etc/leasefs example (a conffile), a postinst that makes the audit-signing key,
+# a postrm, units that name /usr and pass
 # `systemd-analyze verify`, and the system unit's `systemd-analyze security` score.
 # usage: package_check.sh BUILD_DIR      (BUILD_DIR fully built: cpack installs it)
 # cpack must not overwrite build/install_manifest.txt.
@@ -64,7 +65,12 @@ grep -q '^leasefs=/usr/bin/leasefs ' "$root/usr/sbin/mount.fuse.leasefs" || fail
 # Removal: dpkg removes every file it lists (the units among them); postrm reloads systemd.
 dpkg-deb --contents "$deb" | grep -q '/usr/lib/systemd/system/leasefs@.service$' || fail "the unit is not a package file"
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postrm | grep -q 'systemctl daemon-reload' || fail "no postrm reloading systemd"
-echo "ok: /etc/leasefs example (conffile), mount.fuse.leasefs, postrm"
+# Install: postinst makes the audit-signing key when there is none, never another.
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postinst > "$work/postinst"
+grep -q 'leasefs keygen --key /etc/leasefs/audit-signing.key' "$work/postinst" ||
+  fail "postinst does not make the audit-signing key"
+sh -n "$work/postinst" || fail "postinst is not valid sh"
+echo "ok: /etc/leasefs example (conffile), mount.fuse.leasefs, postinst, postrm"
 
 for unit in system/leasefs@.service user/leasefs@.service; do
   grep -q '^ExecStart=/usr/bin/leasefs ' "$root/usr/lib/systemd/$unit" || fail "$unit does not run /usr/bin/leasefs"

@@ -54,7 +54,7 @@ const std::vector<std::regex>& daemon_lines() {
   static const std::vector<std::regex> kLines = {
       std::regex(R"(^$)"),
       std::regex(R"(^# leasefs status$)"),
-      std::regex(R"(^## (Lease for turn \d+|Last refusals|How to ask for a lease)$)"),
+      std::regex(R"(^## (Lease for turn \d+|Last refusals|How to ask for a lease|Audit)$)"),
       std::regex(R"(^Task: \S.*)"),
       std::regex(R"(^Status: [a-z_]+$)"),
       std::regex(R"(^Turn: \d+$)"),
@@ -66,6 +66,7 @@ const std::vector<std::regex>& daemon_lines() {
       std::regex(R"(^Do not look for another way to write\. .*)"),
       std::regex(R"(^    leasectl request --reason .*)"),
       std::regex(R"(^A lease lasts for the current turn only; ask again in the next one\.$)"),
+      std::regex(R"(^Signed heads: \S.*)"),
   };
   return kLines;
 }
