@@ -173,7 +173,12 @@ gate::GateSnapshot snapshot_of(const MState& s) {
   return snap;
 }
 
-// One world: the mount, the plain directory, the agent, the model.
+bool is_kept_op(const Op& op) {
+  return op.kind == OpKind::kWriteKept || op.kind == OpKind::kTruncKept ||
+         op.kind == OpKind::kChmodKept || op.kind == OpKind::kCloseKept;
+}
+
+// One world: the mount, the plain directory, the agents, the model.
 class World {
  public:
   World(const RunOptions& o)
@@ -191,6 +196,7 @@ class World {
     model_.set_protected(globs);
     fs_.publish(snapshot_of(model_.state()));
     agent_ = std::make_unique<AgentProcess>(fs_.mnt(), plain_);
+    if (o.two_agents) agent2_ = std::make_unique<AgentProcess>(fs_.mnt(), plain_);
   }
 
   const GateModel& model() const { return model_; }
@@ -199,17 +205,42 @@ class World {
   std::string step(const Step& s, RunResult& counts) {
     if (s.kind == Step::Kind::kCompare) return compare_trees();
     if (s.kind != Step::Kind::kOp) return control(s);
-    const Op& op = s.op;
-    const bool kept_op = op.kind == OpKind::kWriteKept || op.kind == OpKind::kTruncKept ||
-                         op.kind == OpKind::kChmodKept || op.kind == OpKind::kCloseKept;
-    if (kept_op && !model_.kept(op.slot)) return {};  // (a replay without the step that kept it)
-    // A file whose every name the agent removed: nothing the model says. One moved
-    // into the journal is .longrun's: refused whatever the lease.
-    if (kept_op && model_.names_of(*model_.kept(op.slot)).empty()) {
-      if (!model_.in_longrun(*model_.kept(op.slot))) return {};
-      const int m = agent_->run(0, op);
+    if (!s.pair) return runnable(s.op) ? judge(s.op, *agent_, agent_->run(0, s.op), counts) : "";
+    // Two agents at once, in subtrees of their own: the mount answers both
+    // together; the plain directory and the model then take them one by one
+    // (in either order the same, as they touch no name in common).
+    const bool first = runnable(s.op), second = runnable(s.op2);
+    int m1 = 0, m2 = 0;
+    std::thread other([&] { m2 = second ? agent2_->run(0, s.op2) : 0; });
+    m1 = first ? agent_->run(0, s.op) : 0;
+    other.join();
+    if (std::string d = first ? judge(s.op, *agent_, m1, counts) : ""; !d.empty()) {
+      return "first agent: " + d;
+    }
+    if (std::string d = second ? judge(s.op2, *agent2_, m2, counts) : ""; !d.empty()) {
+      return "second agent: " + d;
+    }
+    return {};
+  }
+
+  // Whether the driver runs `op` at all: a kept descriptor's operation needs the
+  // descriptor (a replay may lack the step that kept it), and a file with a name,
+  // or one moved into the journal (a file whose every name the agent removed is
+  // nothing the model speaks of).
+  bool runnable(const Op& op) const {
+    if (!is_kept_op(op)) return true;
+    const std::optional<uint64_t> file = model_.kept(op.slot);
+    if (!file) return false;
+    return !model_.names_of(*file).empty() || model_.in_longrun(*file);
+  }
+
+  // The mount answered `m` to `op` of `agent`: compared with the model, and with
+  // the plain directory where the model lets it through; the model follows.
+  std::string judge(const Op& op, AgentProcess& agent, int m, RunResult& counts) {
+    if (is_kept_op(op) && model_.names_of(*model_.kept(op.slot)).empty()) {
+      // Moved into the journal: .longrun's, refused whatever the lease.
       if (op.kind == OpKind::kCloseKept) {
-        agent_->run(1, op);
+        agent.run(1, op);
         model_.apply(op);
         return m == 0 ? std::string() : "close: mount answered " + errno_name(m);
       }
@@ -222,10 +253,9 @@ class World {
       return {};
     }
     const Expect e = model_.expect(op);
-    const int m = agent_->run(0, op);
     if (e.kernel_errno) {
       ++counts.kernel_errors;
-      const int p = agent_->run(1, op);
+      const int p = agent.run(1, op);
       if (m != e.kernel_errno || p != e.kernel_errno) {
         return "kernel error: model " + errno_name(e.kernel_errno) + ", mount " + errno_name(m) +
                ", plain " + errno_name(p);
@@ -242,7 +272,7 @@ class World {
       return {};
     }
     ++counts.allowed;
-    const int p = agent_->run(1, op);
+    const int p = agent.run(1, op);
     if (m != p) {
       return "allowed: mount answered " + errno_name(m) + ", the plain directory " + errno_name(p);
     }
@@ -314,16 +344,47 @@ class World {
   MountedFs fs_;
   std::string plain_;
   GateModel model_;
-  std::unique_ptr<AgentProcess> agent_;
+  std::unique_ptr<AgentProcess> agent_, agent2_;
 };
 
 // --- generating steps ---------------------------------------------------------
 
 class Generator {
  public:
-  explicit Generator(uint64_t seed) : rng_(seed) {}
+  Generator(uint64_t seed, bool two_agents) : rng_(seed), two_agents_(two_agents) {}
 
   Step next(const GateModel& m) {
+    Step s = one_step(m);
+    if (!two_agents_ || s.kind != Step::Kind::kOp) return s;
+    // Most operations come in pairs: one in src/ by the first agent (slots 0-3),
+    // one in docs/ by the second (slots 4-7), each drawn until it stays in its
+    // subtree (a few tries; else the step is the first agent's alone).
+    std::optional<Op> first = op_within(m, "src/", 0);
+    std::optional<Op> second = op_within(m, "docs/", 4);
+    if (!first || !second) return s;
+    s.op = *first;
+    s.op2 = *second;
+    s.pair = true;
+    return s;
+  }
+
+ private:
+  std::optional<Op> op_within(const GateModel& m, const std::string& dir, int slot_base) {
+    slot_base_ = slot_base;
+    for (int i = 0; i < 40; ++i) {
+      Op o = op(m);
+      const bool inside = o.a.starts_with(dir) && (o.b.empty() || o.b.starts_with(dir));
+      if (inside) {
+        slot_base_ = 0;
+        return o;
+      }
+    }
+    slot_base_ = 0;
+    return std::nullopt;
+  }
+
+ public:
+  Step one_step(const GateModel& m) {
     Step s;
     const int roll = pick(1000);
     if (roll < 100) {
@@ -426,7 +487,7 @@ class Generator {
   Op op(const GateModel& m) {
     Op o;
     o.len = pick(10000);
-    o.slot = pick(4);
+    o.slot = slot_base_ + pick(4);
     const int k = pick(100);
     auto kept = [&](OpKind kind) {
       if (!m.kept(o.slot)) return false;
@@ -507,6 +568,8 @@ class Generator {
   }
 
   std::mt19937_64 rng_;
+  bool two_agents_ = false;
+  int slot_base_ = 0;
 };
 
 // Replays `steps` in a fresh world; "" or the first divergence (a final tree
@@ -551,25 +614,31 @@ std::vector<Step> shrink(const RunOptions& o, std::vector<Step> steps, const std
 
 }  // namespace
 
+std::string describe_op(const Op& o) {
+  std::ostringstream out;
+  out << op_kind_name(o.kind);
+  if (!o.a.empty()) out << " " << o.a;
+  if (!o.b.empty()) out << " " << o.b;
+  if (o.kind == OpKind::kRename && o.flags) {
+    out << (o.flags & RENAME_EXCHANGE ? " EXCHANGE" : " NOREPLACE");
+  }
+  if (o.kind == OpKind::kKeep || o.kind == OpKind::kWriteKept || o.kind == OpKind::kTruncKept ||
+      o.kind == OpKind::kChmodKept || o.kind == OpKind::kCloseKept) {
+    out << " slot=" << o.slot;
+  }
+  if (o.kind == OpKind::kChmod || o.kind == OpKind::kChmodKept || o.kind == OpKind::kMkdir ||
+      o.kind == OpKind::kCreate) {
+    out << " mode=" << std::oct << o.mode << std::dec;
+  }
+  return out.str();
+}
+
 std::string describe(const Step& s) {
   std::ostringstream out;
   switch (s.kind) {
     case Step::Kind::kOp: {
-      const Op& o = s.op;
-      out << op_kind_name(o.kind);
-      if (!o.a.empty()) out << " " << o.a;
-      if (!o.b.empty()) out << " " << o.b;
-      if (o.kind == OpKind::kRename && o.flags) {
-        out << (o.flags & RENAME_EXCHANGE ? " EXCHANGE" : " NOREPLACE");
-      }
-      if (o.kind == OpKind::kKeep || o.kind == OpKind::kWriteKept || o.kind == OpKind::kTruncKept ||
-          o.kind == OpKind::kChmodKept || o.kind == OpKind::kCloseKept) {
-        out << " slot=" << o.slot;
-      }
-      if (o.kind == OpKind::kChmod || o.kind == OpKind::kChmodKept || o.kind == OpKind::kMkdir ||
-          o.kind == OpKind::kCreate) {
-        out << " mode=" << std::oct << o.mode << std::dec;
-      }
+      out << describe_op(s.op);
+      if (s.pair) out << "  ||  " << describe_op(s.op2);
       break;
     }
     case Step::Kind::kGrant: {
@@ -623,7 +692,7 @@ RunResult run(const RunOptions& o) {
   std::string divergence;
   {
     World world(o);
-    Generator gen(o.seed);
+    Generator gen(o.seed, o.two_agents);
     for (size_t i = 0; i < o.ops; ++i) {
       steps.push_back((i + 1) % o.tree_every == 0 ? Step{.kind = Step::Kind::kCompare}
                                                   : gen.next(world.model()));

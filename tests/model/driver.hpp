@@ -30,6 +30,10 @@ struct Step {
   };
   Kind kind = Kind::kOp;
   Op op;
+  // Two agents at once (RunOptions::two_agents): `op` by the first, in src/, and
+  // `op2` by the second, in docs/, run on the mount together.
+  bool pair = false;
+  Op op2;
   MGrant grant;                  // kGrant
   int revoke = -1;               // kRevoke: index of the grant, -1 for all; kExpire: which
   bool checkpoint_stop = false;  // kCheckpoint: the task leaves in_progress
@@ -43,6 +47,7 @@ struct RunOptions {
   Broken broken = Broken::kNone;
   bool stable_names = false;  // FsOptions::stable_names: paths cached while no name changes
   bool protect = true;        // the default protected globs (off: --no-default-protect)
+  bool two_agents = false;    // most operations come in pairs, from two processes at once
   size_t tree_every = 50;     // compare whole trees every this many steps
   int shrink_seconds = 60;    // the budget for shrinking a divergence
 };

@@ -30,11 +30,11 @@ Broken broken_from_env() {
 void report(const RunOptions& o, const RunResult& r) {
   std::printf(
       "seed %llu: %zu steps in %.1f s (%.0f steps/s): %zu allowed, %zu refused, %zu "
-      "kernel errors%s%s\n",
+      "kernel errors%s%s%s\n",
       static_cast<unsigned long long>(o.seed), r.steps, r.seconds,
       r.seconds > 0 ? static_cast<double>(r.steps) / r.seconds : 0.0, r.allowed, r.refused,
       r.kernel_errors, o.stable_names ? ", path caches on" : "",
-      o.protect ? "" : ", no protected globs");
+      o.protect ? "" : ", no protected globs", o.two_agents ? ", two agents at once" : "");
   if (r.diverged) {
     std::printf(
         "divergence: %s\nminimal replay (%zu steps; LEASEFS_MODEL_SEED=%llu), which "
@@ -63,6 +63,7 @@ TEST(ModelDriver, RandomSeedAgreesWithTheDocumentedGate) {
   o.broken = broken_from_env();
   o.stable_names = (o.seed & 1) != 0;  // half the runs with the path caches on
   o.protect = (o.seed & 2) != 0;       // half with no protected globs (--no-default-protect)
+  o.two_agents = (o.seed & 4) != 0;    // half with two agents at once
   RunResult r = run(o);
   report(o, r);
   EXPECT_FALSE(r.diverged) << "LEASEFS_MODEL_SEED=" << o.seed << ": " << r.what << "\n"
