@@ -176,6 +176,22 @@ TEST_F(ToolEdit, AnExpiredGrantEndsItsTemporarySiblings) {
   EXPECT_EQ(read_file(fs_.backing() + "/src/a.c"), "hello\nworld\n");
 }
 
+// A temporary sibling linked under a grant that came later, the link then
+// removed, still has the name it was created with: it is still one, and the end
+// of its lease takes it out of the tree.
+TEST_F(ToolEdit, ASiblingStaysOneWhenALinkToItIsRemoved) {
+  auto r = agent("echo tmp > src/left.tmp");
+  ASSERT_TRUE(r.ok()) << r.output;
+  fs_.publish(leased(1, {{{"src/a.c"}}, {{"src/left.tmp", "docs/l"}}}));
+  r = agent("ln src/left.tmp docs/l && rm docs/l");
+  ASSERT_TRUE(r.ok()) << r.output;
+  fs_.publish(leased(2, {{{"src/a.c"}}}));  // the next turn
+  EXPECT_FALSE(stdfs::exists(fs_.backing() + "/src/left.tmp"));
+  auto left = sink_.leftovers();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].path, "src/left.tmp");
+}
+
 // `end-turn` keeps the turn's index: a temporary sibling of the ended lease must
 // not come back to life under the next grant of the same turn (issue 33).
 TEST_F(ToolEdit, EndTurnEndsTemporarySiblings) {
