@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -139,6 +140,13 @@ int serve_one(const int roots[2], int kept[2][kSlots], const Wire& w) {
 }
 
 [[noreturn]] void serve(int in, int out, const std::string roots_text[2]) {
+  // Nothing of the driver's: above all not its /dev/fuse descriptor, which would
+  // keep a mount whose server was killed alive with this process waiting on it.
+  // And it ends with the driver.
+  for (int fd = 3; fd < 4096; ++fd) {
+    if (fd != in && fd != out) ::close(fd);
+  }
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::setgroups(0, nullptr) != 0 || ::setresgid(kAgentUid, kAgentUid, kAgentUid) != 0 ||
       ::setresuid(kAgentUid, kAgentUid, kAgentUid) != 0) {
     ::_exit(99);
