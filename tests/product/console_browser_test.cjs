@@ -164,6 +164,21 @@ async function bandUnderHeader(page) {
     await page.locator('#preview-confirm').click();
     await page.locator('#message').filter({ hasText: 'undid turn ' + turn }).waitFor({ timeout: 15000 });
     check(fs.readFileSync(path.join(ROOT, HOSTILE_NAME), 'utf8') === 'before\n', `Undo put turn ${turn} back`);
+
+    // The agent fills the disk under a grant: the page says so, and names the one
+    // command that frees the older turns' journal, as `leasectl status` does.
+    execFileSync(LEASECTL, ['--socket', SOCK, 'grant', '--reason', 'fill it', '--path', 'filler']);
+    const fill = spawnSync('setpriv', [...asAgent, '/bin/sh', '-c', 'head -c 200M /dev/zero > filler'], { cwd: ROOT });
+    check(fill.status !== 0 && fill.stderr.toString().includes('No space left'), 'the agent filled the disk');
+    const full = page.locator('p[data-disk-full]');
+    await full.waitFor({ timeout: 15000 });
+    const fullText = await full.textContent();
+    check(fullText.includes('The disk is full') && fullText.includes('leasectl journal prune'),
+      'on the full disk the page names `leasectl journal prune`');
+    const cliFull = execFileSync(LEASECTL, ['--socket', SOCK, 'status']).toString();
+    check(cliFull.includes('leasectl journal prune'), 'as `leasectl status` does');
+    await full.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SHOTS, 'console-full-disk.png') });
     check(errors.length === 0, 'no script error on the page: ' + errors.join('; '));
   } finally {
     await browser.close();
