@@ -10,7 +10,7 @@ leasefs=$1
 leasectl=$2
 work=$3
 here=$(dirname "$0")
-for tool in chromium npm node; do
+for tool in chromium npm node mkfs.ext4; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "SKIP: $tool is not installed (scripts/install-deps installs it)"
     exit 77
