@@ -215,6 +215,11 @@ Journal::Summary Journal::summary(uint64_t turn) const {
   {
     auto lock = base::lock_or_would_block(mu_);
     if (turn == turn_) return {bytes_, kept_.size(), not_undoable_, older_bytes_};
+    // A turn not opened yet (its first mutation opens it): the one recorded last
+    // is older now too, so status and the console still say what holds the space.
+    if (turn_ == kNoTurn || turn > turn_) {
+      return {0, kept_.size(), {}, older_bytes_ + (turn_ == kNoTurn ? 0 : bytes_)};
+    }
     if (std::find(kept_.begin(), kept_.end(), turn) == kept_.end()) return {0, kept_.size(), {}};
   }
   base::would_block_here();

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace leasefs::leasectl {
 
@@ -30,20 +31,44 @@ std::string self_command() {
 // What ends each leasefs hook command: how an earlier install is recognized.
 constexpr std::string_view kPromptTail = " --hook turn || exit 2";
 constexpr std::string_view kStopTail = " --hook end-turn";
+constexpr std::string_view kToolStartTail = " --hook refusals mark";
+constexpr std::string_view kToolEndTail = " --hook refusals since";
+
+struct HookEvent {
+  const char* event;
+  std::string_view tail;
+  int timeout_s;
+};
+
+// The events each host gets. A tool hook never blocks the tool (it exits 0,
+// within leasectl's own 5 s bound; the host's timeout is the backstop). Claude
+// Code runs PostToolUse only after a tool that succeeded and PostToolUseFailure
+// after one that failed (a refused write usually fails the command); Codex runs
+// PostToolUse after both.
+std::vector<HookEvent> host_events(const std::string& host) {
+  std::vector<HookEvent> events = {{"UserPromptSubmit", kPromptTail, 30},
+                                   {"Stop", kStopTail, 30},
+                                   {"PreToolUse", kToolStartTail, 10},
+                                   {"PostToolUse", kToolEndTail, 10}};
+  if (host != "codex") events.push_back({"PostToolUseFailure", kToolEndTail, 10});
+  return events;
+}
 
 // Claude Code (.claude/settings.json) and Codex CLI (.codex/hooks.json) read the
-// same shape: event -> matcher groups -> command handlers. Only exit code 2 blocks
-// (with stderr as the reason); any other failure lets the prompt through, so the
-// prompt hook turns every failure into 2, even a leasectl that cannot be run.
-ojson hook_settings() {
+// same shape: event -> matcher groups -> command handlers; a group without a
+// matcher runs for every tool. Only exit code 2 blocks (with stderr as the
+// reason); any other failure lets the prompt through, so the prompt hook turns
+// every failure into 2, even a leasectl that cannot be run.
+ojson hook_settings(const std::string& host) {
   const std::string self = self_command();
-  auto hook = [](const std::string& command) {
-    return ojson::array({ojson{
-        {"hooks",
-         ojson::array({ojson{{"type", "command"}, {"command", command}, {"timeout", 30}}})}}});
-  };
-  return {{"hooks", ojson{{"UserPromptSubmit", hook(self + std::string(kPromptTail))},
-                          {"Stop", hook(self + std::string(kStopTail))}}}};
+  ojson hooks = ojson::object();
+  for (const HookEvent& e : host_events(host)) {
+    hooks[e.event] =
+        ojson::array({ojson{{"hooks", ojson::array({ojson{{"type", "command"},
+                                                          {"command", self + std::string(e.tail)},
+                                                          {"timeout", e.timeout_s}}})}}});
+  }
+  return {{"hooks", hooks}};
 }
 
 bool ends_with(const std::string& s, std::string_view tail) {
@@ -75,7 +100,7 @@ bool merge_event(ojson& groups, const ojson& ours, std::string_view tail) {
 }  // namespace
 
 int print_hooks(const std::string& host) {
-  std::printf("%s\n", hook_settings().dump(2).c_str());
+  std::printf("%s\n", hook_settings(host).dump(2).c_str());
   if (::isatty(STDOUT_FILENO) == 1) {
     std::fprintf(stderr, "%s\n",
                  host == "codex"
@@ -105,18 +130,18 @@ int install_hooks(const std::string& host, const std::string& project_dir) {
     settings = ojson::parse(text.str(), nullptr, false);
     if (settings.is_discarded() || !settings.is_object()) return fail("not a JSON object");
   }
-  const ojson ours = hook_settings()["hooks"];
+  const ojson ours = hook_settings(host)["hooks"];
   bool changed = false;
   try {
     if (!settings.contains("hooks")) settings["hooks"] = ojson::object();
     if (!settings["hooks"].is_object()) throw std::runtime_error("\"hooks\" is not an object");
-    for (auto [event, tail] : {std::pair{"UserPromptSubmit", kPromptTail}, {"Stop", kStopTail}}) {
-      ojson& groups = settings["hooks"][event];
+    for (const HookEvent& e : host_events(host)) {
+      ojson& groups = settings["hooks"][e.event];
       if (groups.is_null()) groups = ojson::array();
       try {
-        changed = merge_event(groups, ours[event][0], tail) || changed;
-      } catch (const std::exception& e) {
-        throw std::runtime_error(std::string("\"hooks\".\"") + event + "\" " + e.what());
+        changed = merge_event(groups, ours[e.event][0], e.tail) || changed;
+      } catch (const std::exception& ex) {
+        throw std::runtime_error(std::string("\"hooks\".\"") + e.event + "\" " + ex.what());
       }
     }
   } catch (const std::exception& e) {

@@ -1,6 +1,8 @@
 // `leasectl hooks claude-code|codex [--install [--project DIR]]`: the agent host
 // settings that drive turns (a new turn on each prompt, end-turn on stop) and
-// fail closed, printed or merged into the project's settings file.
+// fail closed, and the tool hooks that hand each tool call's refusals back to the
+// model (leasectl/tool_hook.hpp), printed or merged into the project's settings
+// file.
 #pragma once
 
 #include <string>

@@ -30,6 +30,7 @@
 #include "leasectl/host_hooks.hpp"
 #include "leasectl/mcp_server.hpp"
 #include "leasectl/output.hpp"
+#include "leasectl/tool_hook.hpp"
 #include "protocol/arg_text.hpp"
 #include "protocol/client.hpp"
 #include "protocol/command_registry.hpp"
@@ -268,7 +269,8 @@ int run_command(const Options& o, const Call& call, bool quiet) {
   }
 }
 
-// A host hook runs `turn` or `end-turn` for the session's directory, quietly.
+// A host hook runs `turn` or `end-turn` for the session's directory, quietly, or
+// one of the tool hooks.
 int run_as_hook(Options& o, const Call& call) {
   const json input = read_hook_input();
   const bool stop_active = input.value("stop_hook_active", false);
@@ -277,8 +279,21 @@ int run_as_hook(Options& o, const Call& call) {
   if (o.directory.empty() && input.contains("cwd") && input["cwd"].is_string()) {
     o.discover_from = input["cwd"].get<std::string>();
   }
+  if (call.cmd == "refusals.mark" || call.cmd == "refusals.since") {
+    // The tool hooks: bounded, and never a failed tool call (leasectl/tool_hook.hpp).
+    return leasefs::leasectl::run_tool_hook(
+        call.cmd, input, [&o](const std::string& cmd, const json& args) {
+          std::string tried;
+          return connect_to_daemon(o, &tried).call(
+              cmd, args, std::nullopt,
+              std::chrono::milliseconds(leasefs::leasectl::kToolHookTimeoutMs));
+        });
+  }
   if (call.cmd != "turn" && call.cmd != "end-turn") {
-    std::fprintf(stderr, "leasectl --hook runs `turn` or `end-turn`, not `%s`\n", call.cmd.c_str());
+    std::fprintf(stderr,
+                 "leasectl --hook runs `turn`, `end-turn`, `refusals mark` or `refusals since`, "
+                 "not `%s`\n",
+                 call.cmd.c_str());
     return 2;
   }
   const int rc = run_command(o, call, /*quiet=*/true);
@@ -301,8 +316,10 @@ void add_global_options(CLI::App& app, Options& o) {
   app.add_option("--idempotency-key", o.idempotency_key,
                  "a retried command with the same key runs once");
   app.add_flag("--hook", o.as_hook,
-               "run as an agent host's hook: print nothing on success; on any failure say why "
-               "on stderr and exit 2, which blocks the prompt");
+               "run as an agent host's hook: turn and end-turn print nothing on success and on "
+               "any failure say why on stderr and exit 2, which blocks the prompt; refusals "
+               "mark|since (the tool hooks) always exit 0 and print the host's JSON when "
+               "there is something to say");
 }
 
 // leasectl's own commands: each sets `run` to what it does.
@@ -332,8 +349,9 @@ void add_hooks_command(CLI::App& app, const Options& o, Run& run) {
   auto install = std::make_shared<bool>(false);
   auto project = std::make_shared<std::string>(".");
   for (auto [name, help] :
-       {std::pair{"claude-code", "Claude Code: turn on each prompt, end-turn on stop"},
-        {"codex", "Codex CLI: turn on each prompt, end-turn on stop"}}) {
+       {std::pair{"claude-code",
+                  "Claude Code: turn on each prompt, end-turn on stop, refusals after each tool"},
+        {"codex", "Codex CLI: turn on each prompt, end-turn on stop, refusals after each tool"}}) {
     auto* host = hooks_cmd->add_subcommand(name, help);
     host->add_flag(
         "--install", *install,

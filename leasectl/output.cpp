@@ -152,6 +152,13 @@ void print_requests(std::FILE* out, const json& pending, const char* indent, con
   }
 }
 
+// When and in which turn, then what: a refusal of an earlier turn reads so.
+void print_refusal(std::FILE* out, const json& f) {
+  std::fprintf(out, "  %s  turn %s  %s %s  (%s, pid %s %s)\n", when(f).c_str(),
+               str(f, "turn", "?").c_str(), str(f, "op").c_str(), name(f, "path").c_str(),
+               str(f, "reason").c_str(), str(f, "pid").c_str(), str(f, "process").c_str());
+}
+
 void print_status(std::FILE* out, const json& r, const Style& st) {
   print_task(out, r.value("task", json()), st);
   std::fprintf(out, "%-10s %s\n", "turn", str(r, "turn").c_str());
@@ -226,12 +233,7 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
     // The total, and how many of the last ones follow.
     const std::string total = str(r, "refusals_total", std::to_string(refusals.size()));
     std::fprintf(out, "%-10s %s (the last %zu:)\n", "refusals", total.c_str(), refusals.size());
-    for (const auto& f : refusals) {
-      // When and in which turn, then what: a refusal of an earlier turn reads so.
-      std::fprintf(out, "  %s  turn %s  %s %s  (%s, pid %s %s)\n", when(f).c_str(),
-                   str(f, "turn", "?").c_str(), str(f, "op").c_str(), name(f, "path").c_str(),
-                   str(f, "reason").c_str(), str(f, "pid").c_str(), str(f, "process").c_str());
-    }
+    for (const auto& f : refusals) print_refusal(out, f);
   }
 }
 
@@ -442,6 +444,28 @@ void print_journal_prune(std::FILE* out, const json& r, const Style& st) {
       std::fprintf(out, "    %s\n", name_of(path).c_str());
     }
   }
+}
+
+void print_refusals_mark(std::FILE* out, const json& r, const Style&) {
+  std::fprintf(out, "marked %s\n", str(r, "marked").c_str());
+}
+
+void print_refusals_since(std::FILE* out, const json& r, const Style& st) {
+  const bool whole_turn = str(r, "window") == "turn";
+  const json refusals = r.value("refusals", json::array());
+  const uint64_t left_out = r.value("left_out", uint64_t{0});
+  if (refusals.empty() && left_out == 0) {
+    std::fprintf(out, "%s\n",
+                 st.dim(whole_turn ? "(no refusals in turn " + str(r, "turn") + ")"
+                                   : std::string("(no refusals since that call began)"))
+                     .c_str());
+    return;
+  }
+  std::fprintf(
+      out, "%s:\n",
+      whole_turn ? ("refused in turn " + str(r, "turn")).c_str() : "refused since that call began");
+  for (const auto& f : refusals) print_refusal(out, f);
+  if (left_out > 0) std::fprintf(out, "  ... and %s more\n", std::to_string(left_out).c_str());
 }
 
 using Printer = void (*)(std::FILE*, const json&, const Style&);

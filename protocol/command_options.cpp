@@ -223,6 +223,17 @@ const std::vector<CommandOptions> kDescriptors = {
        .arg = "paths",
        .help = "only records naming these paths or beneath",
        .kind = K::kTexts}}},
+    {"refusals.mark",
+     "Run by `leasectl --hook refusals mark` as the host's pre-tool hook, with the host's id "
+     "of the tool call; the first mark of an id stands.",
+     {{.name = "--call",
+       .arg = "call",
+       .help = "the host's id of the tool call (as a hook: its tool_use_id)"}}},
+    {"refusals.since",
+     "With --call: what was refused since that call was marked, handed out once; asked again, "
+     "or for a call never marked, it is every refusal of this turn, and says so. Without "
+     "--call: this turn's refusals; nothing is taken.",
+     {{.name = "--call", .arg = "call", .help = "the host's id of the tool call"}}},
 };
 
 }  // namespace

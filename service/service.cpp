@@ -252,6 +252,7 @@ StatusReport Service::status() {
 
 void Service::note_refusals(const std::vector<json>& refusals, uint64_t extra) {
   if (refusals.empty() && extra == 0) return;
+  refusal_feed_.note(refusals);
   auto lock = lock_service();
   refusals_total_ += extra;
   // A new list, not a change of the one a published status.md text holds.

@@ -34,6 +34,7 @@
 #include "service/args.hpp"
 #include "service/foreign_mount.hpp"
 #include "service/grant_expiry.hpp"
+#include "service/refusal_feed.hpp"
 #include "service/results.hpp"
 #include "state/state_store.hpp"
 #include "state/status_file.hpp"
@@ -139,6 +140,8 @@ class Service {
   // (one status.md write for all of them). `extra` counts refusals beyond these (folded away to
   // keep the batch bounded).
   void note_refusals(const std::vector<nlohmann::json>& refusals, uint64_t extra = 0);
+  // The refusals handed back to the agent's host, a tool call at a time.
+  RefusalFeed& refusal_feed() noexcept { return refusal_feed_; }
 
  private:
   // When a change's state record must be on disk: before its reply (await_durable),
@@ -223,6 +226,7 @@ class Service {
   // Those of asks_ an operation waits on; the rest were refused at once (filed).
   std::set<std::string> waited_asks_;
   uint64_t refusals_total_ = 0;  // of this task, while the daemon runs
+  RefusalFeed refusal_feed_;
   std::vector<ForeignMount> foreign_mounts_;
   // Set when state.json could not be read at start: the daemon serves anyway,
   // read-only for everyone (no state change is saved, so the file is kept as it

@@ -82,6 +82,7 @@ StartResult Service::start(const StartArgs& args, const gate::Actor& actor) {
              now);
   refusals_ = std::make_shared<const std::vector<nlohmann::json>>();  // not an earlier task's
   refusals_total_ = 0;
+  refusal_feed_.forget();
   commit(std::move(next));
   spdlog::info("task {} started: {}", state_.task_id, state_.description);
   emit({{"type", "start"},

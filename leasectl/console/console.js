@@ -3,7 +3,7 @@
 // into the page as text (textContent), never as markup.
 'use strict';
 
-const token = document.querySelector('meta[name="console-token"]').content;
+const consoleToken = document.querySelector('meta[name="console-token"]').content;
 const daemonsBox = document.getElementById('daemons');
 const message = document.getElementById('message');
 const seenRequests = new Set();
@@ -23,8 +23,55 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// A time as the CLI prints it (ISO 8601: 2026-12-07 09:26:02), in UTC and saying
+// so, as status.md does: the page may be read in another zone than the daemon's.
 function when(ms) {
-  return typeof ms === 'number' ? new Date(ms).toLocaleString() : '';
+  if (typeof ms !== 'number') return '';
+  const iso = new Date(ms).toISOString();
+  return iso.slice(0, 10) + ' ' + iso.slice(11, 19) + ' UTC';
+}
+
+// Sizes in binary units, with the exact count the CLI prints beside them.
+function bytesText(n) {
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n || 0;
+  let unit = '';
+  for (const u of units) {
+    if (v < 1024) break;
+    v /= 1024;
+    unit = u;
+  }
+  return unit ? v.toFixed(1) + ' ' + unit + ' (' + (n || 0) + ' bytes)' : (n || 0) + ' bytes';
+}
+
+// Lines break only between words (and paths after a '/'); a word too long for
+// its column is cut with an ellipsis and shown whole on hover.
+const kLongToken = 32;
+function token(text) {
+  if (text.length > kLongToken) return el('span', { class: 'token', title: text }, text);
+  // A browser would also break after a '-' (--json, per-environment).
+  return text.includes('-') ? el('span', { class: 'word' }, text) : text;
+}
+function appendWords(node, text) {
+  for (const part of String(text ?? '').split(/(\s+)/)) {
+    if (part) node.append(/^\s/.test(part) ? part : token(part));
+  }
+  return node;
+}
+function words(text) {
+  return appendWords(el('span', { class: 'words' }), text);
+}
+function pathText(path) {
+  const code = el('code', { class: 'path' });
+  String(path ?? '').split('/').forEach((segment, i) => {
+    if (i > 0) code.append('/', el('wbr'));
+    appendWords(code, segment);
+  });
+  return code;
+}
+function pathList(paths, none) {
+  if (!paths || !paths.length) return el('code', {}, none);
+  return el('div', {}, ...paths.map(p => el('div', {}, pathText(p))));
 }
 
 function say(text, bad) {
@@ -36,7 +83,7 @@ function say(text, bad) {
 async function act(daemon, cmd, args) {
   const res = await fetch('/api/action', {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-Console-Token': token },
+    headers: { 'Content-Type': 'application/json', 'X-Console-Token': consoleToken },
     body: JSON.stringify({ daemon, cmd, args }),
   });
   if (!res.ok) {
@@ -107,11 +154,11 @@ function requestRow(d, section, r) {
   const who = r.requester_pid ? 'pid ' + r.requester_pid + ' ' + (r.requester_command || '') : 'uid ' + r.requester_uid;
   return el('tr', { 'data-request': r.id },
     el('td', {}, el('code', {}, r.id), r.ask ? el('div', { class: 'muted' }, 'a write is waiting') : null),
-    el('td', {}, el('code', {}, (r.paths || []).join('\n'))),
-    el('td', {}, el('code', {}, who)),
-    el('td', {}, r.reason || ''),
+    el('td', {}, pathList(r.paths, '** (the whole tree)')),
+    el('td', {}, el('code', {}, words(who))),
+    el('td', { class: 'reason' }, words(r.reason || '')),
     el('td', {}, el('div', { class: 'actions' },
-      input('reason|' + key, 'reason (optional)'),
+      input('reason|' + key, 'reason (optional)', 12),
       el('button', { type: 'button', onclick: () => act(d.id, 'approve', withReason({ id: r.id }, valueOf(section, 'reason|' + key))) }, 'Approve'),
       el('button', { type: 'button', onclick: () => act(d.id, 'reject', withReason({ id: r.id }, valueOf(section, 'reason|' + key))) }, 'Reject'))));
 }
@@ -164,13 +211,43 @@ function turnTools(d, section, current) {
     } }, 'Undo…'));
 }
 
+// What holds the disk's space, and on a full disk the one command that frees it
+// (the CLI's `leasectl status` says the same).
+function diskSpace(s) {
+  const out = [el('h3', {}, 'Disk space')];
+  const j = s.journal;
+  const older = j ? (j.older_turns_bytes || 0) : 0;
+  const disk = s.disk;
+  if (disk && disk.full) {
+    out.push(el('p', { class: 'bad', 'data-disk-full': '' },
+      'The disk is full: writes that take space get ENOSPC until space is freed.',
+      older > 0 ? el('span', {}, ' The journal of older turns holds ' + bytesText(older) + ': ',
+        el('code', {}, 'leasectl journal prune'), ' frees it (those turns can then no longer be undone).') : null));
+  }
+  if (j) {
+    out.push(el('p', { 'data-journal': '' }, j.enabled
+      ? 'Journal: this turn ' + bytesText(j.bytes) + ' · older turns ' + bytesText(older) + ' (' +
+        (j.turns_kept || 0) + ' turns kept for undo)'
+      : 'Journal: off'));
+    for (const p of j.not_undoable || []) {
+      out.push(el('div', { class: 'bad' }, 'cannot be undone: ', pathText(typeof p === 'string' ? p : (p.path || JSON.stringify(p)))));
+    }
+  }
+  if (disk) {
+    out.push(el('p', { class: 'muted', 'data-disk': '' }, 'Free on the disk: ' + bytesText(disk.free_bytes) +
+      (disk.full ? '' : ' · reserve held for the journal: ' + bytesText(disk.reserve_bytes))));
+  }
+  if (out.length === 1) out.push(el('p', { class: 'muted' }, 'not reported'));
+  return out;
+}
+
 function renderDaemon(d) {
   const section = el('section', { class: 'daemon', 'data-daemon': d.id });
   const s = d.status || {};
   const task = s.task || null;
-  section.append(el('h2', {}, d.root || 'daemon at ' + d.socket),
-    el('div', { class: 'muted' }, d.mountpoint ? 'mounted at ' : '', d.mountpoint ? el('code', {}, d.mountpoint) : '',
-      d.mountpoint ? ' · ' : '', 'socket ', el('code', {}, d.socket), d.pid ? ' · pid ' + d.pid : ''));
+  section.append(el('h2', {}, d.root ? pathText(d.root) : 'daemon at ' + d.socket),
+    el('div', { class: 'muted' }, d.mountpoint ? 'mounted at ' : '', d.mountpoint ? pathText(d.mountpoint) : '',
+      d.mountpoint ? ' · ' : '', 'socket ', pathText(d.socket), d.pid ? ' · pid ' + d.pid : ''));
   if (d.unreachable) {
     section.append(el('p', { class: 'bad' }, 'unreachable: ' + d.unreachable));
     return section;
@@ -180,7 +257,7 @@ function renderDaemon(d) {
     return section;
   }
   section.append(el('p', {},
-    task ? el('span', {}, 'task ', el('code', {}, task.task_id), ': ', task.description, ' — status ', el('b', {}, task.status))
+    task ? el('span', {}, 'task ', el('code', {}, task.task_id), ': ', words(task.description), ' — status ', el('b', {}, task.status))
       : el('span', { class: 'muted' }, 'no task'),
     ' · turn ' + s.turn + ' · ',
     el('button', { type: 'button', onclick: () => act(d.id, 'end-turn', {}) }, 'End turn')));
@@ -207,10 +284,10 @@ function renderDaemon(d) {
     const table = el('table', {}, el('tr', {}, el('th', {}, 'id'), el('th', {}, 'paths'), el('th', {}, 'ops'), el('th', {}, 'expires'), el('th', {}, 'reason'), el('th', {}, '')));
     for (const g of grants) {
       table.append(el('tr', { 'data-grant': g.id }, el('td', {}, el('code', {}, g.id)),
-        el('td', {}, el('code', {}, (g.paths || []).join('\n') || '(all)')),
-        el('td', {}, (g.ops || []).join(',')),
-        el('td', {}, g.expires_ms ? when(g.expires_ms) : 'end of turn'),
-        el('td', {}, g.reason || ''),
+        el('td', {}, pathList(g.paths, '** (the whole tree)')),
+        el('td', {}, (g.ops || []).join(', ')),
+        el('td', {}, el('time', {}, g.expires_ms ? when(g.expires_ms) : 'end of turn')),
+        el('td', { class: 'reason' }, words(g.reason || '')),
         el('td', {}, el('button', { type: 'button', onclick: () => act(d.id, 'revoke', { grant_id: g.id }) }, 'Revoke'))));
     }
     section.append(table);
@@ -230,9 +307,10 @@ function renderDaemon(d) {
   else {
     const list = el('ol', { class: 'timeline' });
     for (const f of refusals) {
-      list.append(el('li', { 'data-refusal': '' }, el('span', { class: 'muted' }, when(f.ts_ms) + ' · turn ' + (f.turn ?? '?') + ' '),
-        el('b', {}, f.op || ''), ' ', el('code', {}, f.path || ''),
-        ' (' + (f.reason || '') + ', pid ' + (f.pid ?? '?') + ' ', el('code', {}, f.process || ''), ')'));
+      list.append(el('li', { 'data-refusal': '' }, el('time', { class: 'muted' }, when(f.ts_ms)),
+        el('span', { class: 'muted' }, ' · turn ' + (f.turn ?? '?') + ' '),
+        el('b', {}, f.op || ''), ' ', pathText(f.path || ''),
+        ' (' + (f.reason || '') + ', pid ' + (f.pid ?? '?') + ' ', el('code', {}, words(f.process || '')), ')'));
     }
     section.append(list);
   }
@@ -242,11 +320,7 @@ function renderDaemon(d) {
     v.error ? el('p', { class: 'muted' }, v.error.message || '')
       : el('p', { class: v.ok ? 'good' : 'bad' }, v.ok ? 'intact, ' + v.records + ' records'
         : 'BROKEN at line ' + (v.first_bad_line ?? '?') + ' (' + (v.records ?? '?') + ' records)'));
-  const j = s.journal;
-  if (j) {
-    section.append(el('p', { class: 'muted' }, 'Journal: ' + (j.enabled ? (j.bytes || 0) + ' bytes, ' + (j.turns_kept || 0) + ' turns kept' : 'off')),
-      ...(j.not_undoable || []).map(p => el('div', { class: 'bad' }, 'cannot be undone: ', el('code', {}, typeof p === 'string' ? p : (p.path || JSON.stringify(p))))));
-  }
+  section.append(...diskSpace(s));
   return section;
 }
 

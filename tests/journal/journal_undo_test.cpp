@@ -343,5 +343,21 @@ TEST_F(JournalUndo, JournalOffKeepsNothing) {
   EXPECT_NE(::stat((root + "/.longrun/journal").c_str(), &st), 0);  // never created
 }
 
+// Status says what the journal holds as soon as a turn ends, before the next
+// turn's first write: the last turn's copies count as older turns' bytes.
+TEST_F(JournalUndo, TheLastTurnCountsAsOlderOnceTheNextBegins) {
+  ASSERT_EQ(sh("printf 'a line of text\\n' > f").exit_code, 0);
+  mount();
+  const uint64_t turn = leased_turn();
+  ASSERT_EQ(sh("printf 'rewritten\\n' > f").exit_code, 0);
+  const uint64_t recorded = ok("status")["journal"].value("bytes", uint64_t{0});
+  ASSERT_GT(recorded, 0u) << "the rewrite was not journaled";
+  ok("turn");
+  const nlohmann::json j = ok("status")["journal"];
+  EXPECT_EQ(j.value("turn", uint64_t{0}), turn + 1) << j.dump();
+  EXPECT_EQ(j.value("bytes", uint64_t{1}), 0u) << j.dump();
+  EXPECT_GE(j.value("older_turns_bytes", uint64_t{0}), recorded) << j.dump();
+}
+
 }  // namespace
 }  // namespace leasefs::test

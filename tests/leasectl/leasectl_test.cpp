@@ -237,11 +237,17 @@ TEST(LeasectlHook, ClaudeCodeSettings) {
     auto r = sh(quote(LEASECTL_PATH) + spelling, false);
     ASSERT_EQ(r.rc, 0);
     const std::string self = quote(LEASECTL_PATH);
-    auto expected = json::parse(
-        R"({"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","timeout":30,"command":)" +
-        json(self + " --hook turn || exit 2").dump() +
-        R"(}]}],"Stop":[{"hooks":[{"type":"command","timeout":30,"command":)" +
-        json(self + " --hook end-turn").dump() + "}]}]}}");
+    auto group = [](const std::string& command, int timeout) {
+      return json::array(
+          {{{"hooks",
+             json::array({{{"type", "command"}, {"timeout", timeout}, {"command", command}}})}}});
+    };
+    const json expected = {{"hooks",
+                            {{"UserPromptSubmit", group(self + " --hook turn || exit 2", 30)},
+                             {"Stop", group(self + " --hook end-turn", 30)},
+                             {"PreToolUse", group(self + " --hook refusals mark", 10)},
+                             {"PostToolUse", group(self + " --hook refusals since", 10)},
+                             {"PostToolUseFailure", group(self + " --hook refusals since", 10)}}}};
     EXPECT_EQ(json::parse(r.out), expected) << r.out;
   }
 }

@@ -2,14 +2,15 @@
 # The console in a real browser (Debian's chromium, driven by playwright-core)
 # against a real mount: the agent (uid 65534) is refused a write to a file with a
 # hostile name and asks for it; the page shows both live, the name as text; the
-# person approves on the page; the agent's retry goes through.
+# person approves on the page; the agent's retry goes through; at the end the
+# agent fills the disk and the page names the command that frees it.
 # Usage: console_browser_test.sh LEASEFS LEASECTL WORKDIR   (exit 77: skipped)
 set -eu
 leasefs=$1
 leasectl=$2
 work=$3
 here=$(dirname "$0")
-for tool in chromium npm node; do
+for tool in chromium npm node mkfs.ext4; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "SKIP: $tool is not installed (scripts/install-deps installs it)"
     exit 77
@@ -22,6 +23,11 @@ chmod 0755 "$base"
 root=$base/root
 sock=$base/ctl.sock
 mkdir -p "$root"
+# The root is a small file system of its own, so that the page can be seen on a
+# full disk at the end.
+truncate -s 64M "$base/disk.img"
+mkfs.ext4 -q -F -m 0 "$base/disk.img"
+mount -o loop "$base/disk.img" "$root"
 chmod 0777 "$root"
 # The hostile name: markup and a script, should the page ever parse it.
 name='<img src=x onerror="window.pwned=1">.txt'
@@ -32,6 +38,7 @@ cleanup() {
   [ -z "$console" ] || kill "$console" 2>/dev/null || true
   "$leasefs" unmount "$root" >/dev/null 2>&1 || true
   fusermount3 -uz "$root" 2>/dev/null || true
+  umount "$root" 2>/dev/null || umount -l "$root" 2>/dev/null || true
   rm -rf "$base"
 }
 trap cleanup EXIT INT TERM

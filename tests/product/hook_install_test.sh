@@ -2,7 +2,8 @@
 # `leasectl hooks claude-code --install` and `hooks codex --install` merge the
 # hooks into the project's .claude/settings.json and .codex/hooks.json: what is
 # there stays (other settings, other hooks on the same events), a second run
-# adds nothing, the command names this leasectl by its resolved path, and a file
+# adds nothing, the command names this leasectl by its resolved path, the tool
+# hooks come with the turn hooks, and a file
 # that is not a JSON object is refused and left as it was.
 # usage: hook_install_test.sh LEASECTL
 set -eu
@@ -38,6 +39,14 @@ assert commands(s, "UserPromptSubmit") == ["'%s' --hook turn || exit 2" % sys.ar
 c = json.load(open(sys.argv[2]))
 assert commands(c, "Stop") == ["'%s' --hook end-turn" % sys.argv[3]], c
 assert commands(c, "UserPromptSubmit") == ["'%s' --hook turn || exit 2" % sys.argv[3]], c
+# The tool hooks: a mark before each tool, the refusals after it (Claude Code
+# also after a tool that failed; Codex has no such event).
+for settings, after in ((s, ["PostToolUse", "PostToolUseFailure"]), (c, ["PostToolUse"])):
+    assert commands(settings, "PreToolUse") == ["'%s' --hook refusals mark" % sys.argv[3]], settings
+    for event in after:
+        assert commands(settings, event) == ["'%s' --hook refusals since" % sys.argv[3]], settings
+    assert all("matcher" not in g for g in settings["hooks"]["PreToolUse"]), settings
+assert "PostToolUseFailure" not in c["hooks"], c
 PY
 echo "ok: merged, kept the rest, idempotent, names $leasectl"
 
