@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "fleet/migrations.hpp"
 #include "fleet/pg_connection.hpp"
 #include "tests/support/run.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -141,6 +142,12 @@ class PgCluster {
   fleet::PgConnection admin(const std::string& db = "fleet") const {
     return fleet::PgConnection::open(admin_conninfo(db));
   }
+  // The ledger's schema, applied as the administrator.
+  void load_schema() {
+    fleet::PgConnection db = admin();
+    fleet::migrate(db, fleet::parse_migrations(fleet::ledger_schema_text()));
+  }
+
   const std::string& socket_dir() const { return sock_; }
   const std::string& base() const { return base_; }
 
