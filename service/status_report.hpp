@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "gate/task_state.hpp"
+#include "service/fleet_link.hpp"
 
 namespace leasefs::service {
 
-// `disk_full`: the disk's reserve is spent (base/disk_reserve.hpp).
+// `disk_full`: the disk's reserve is spent (base/disk_reserve.hpp); `fleet`: what
+// a fleet bridge last reported, if one did.
 std::string render_status_md(const gate::TaskState& state,
                              const std::vector<nlohmann::json>& refusals, int64_t now_ms,
-                             bool disk_full = false);
+                             bool disk_full = false, const FleetLink* fleet = nullptr);
 
 }  // namespace leasefs::service
