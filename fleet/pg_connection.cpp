@@ -63,6 +63,9 @@ PgConnection PgConnection::open(const std::string& conninfo, std::chrono::second
     PQfinish(conn);
     throw PgError("PostgreSQL: cannot connect: " + why, "");
   }
+  // The server's notices ("already exists, skipping") are not this program's output.
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return PgConnection(conn);
 }
 
