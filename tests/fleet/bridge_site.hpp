@@ -66,6 +66,10 @@ class FleetBridgeTest : public AgentUserTest {
     nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
     return j.is_object() ? j.value("result", nlohmann::json::object()) : nlohmann::json::object();
   }
+  // What the daemon says of the centre, as a bridge last reported it ("" if none did).
+  std::string centre() {
+    return status().value("fleet", nlohmann::json::object()).value("centre", std::string());
+  }
   // The agent asks, as the agent's own uid, from inside the tree.
   RunResult agent(const std::string& script) {
     return as_user(agent_uid, agent_gid, script, root + "/src");
@@ -79,20 +83,27 @@ class FleetBridgeTest : public AgentUserTest {
   pid_t start_bridge(const std::string& failpoint = "", const std::string& creds = "") {
     const std::string log = base + "/bridge.log";
     const std::string cred = creds.empty() ? credentials : creds;
+    const std::string target = root + "=" + sock;
+    // Everything the child needs is made before fork: after it, only exec.
+    const std::string armed = "LEASEFS_FAILPOINT=" + failpoint;
+    const char* env[] = {"PATH=/usr/bin:/bin", failpoint.empty() ? nullptr : armed.c_str(),
+                         nullptr};
+    const char* argv[] = {"leasefs-bridge", "run",      "--credentials",
+                          cred.c_str(),     "--daemon", target.c_str(),
+                          "--repoll",       "30",       nullptr};
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     pid_t pid = ::fork();
     if (pid == 0) {
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
       ::dup2(fd, 1);
       ::dup2(fd, 2);
       ::setpgid(0, 0);
       if (::setgroups(0, nullptr) != 0 || ::setgid(bridge_gid) != 0 || ::setuid(bridge_uid) != 0) {
         ::_exit(127);
       }
-      if (!failpoint.empty()) ::setenv("LEASEFS_FAILPOINT", failpoint.c_str(), 1);
-      ::execl(BRIDGE_BIN, "leasefs-bridge", "run", "--credentials", cred.c_str(), "--daemon",
-              (root + "=" + sock).c_str(), "--repoll", "30", static_cast<char*>(nullptr));
+      ::execve(BRIDGE_BIN, const_cast<char**>(argv), const_cast<char**>(env));
       ::_exit(127);
     }
+    ::close(fd);
     pids.push_back(pid);
     bridge = pid;
     return pid;
@@ -141,6 +152,13 @@ class FleetBridgeTest : public AgentUserTest {
             " $3, 'looks right') RETURNING id",
             {request_id, decision, digest})
         .text(0, 0);
+  }
+  // Waits (bounded) until the local audit holds `n` events of `type` (the audit
+  // writer batches: an event is in the file a moment after its reply).
+  std::vector<nlohmann::json> audit_events_when(const std::string& type, size_t n) {
+    std::vector<nlohmann::json> events;
+    wait_until([&] { return (events = audit_events(type)).size() >= n; }, 30);
+    return events;
   }
   // The local audit's events of `type`, as the approver reads them.
   std::vector<nlohmann::json> audit_events(const std::string& type) {
