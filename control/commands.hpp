@@ -41,6 +41,8 @@ struct CommandContext {
   std::function<nlohmann::json(int64_t since_ms)> audit_since;
   // `audit show`: the records a query selects ({"records": [...], "left_out": N}).
   std::function<nlohmann::json(const memory::AuditQuery&)> audit_select;
+  // `audit.records`: the records after a seq, as lines ({"records": [{"seq", "line"}]}).
+  std::function<nlohmann::json(uint64_t after_seq, size_t max)> audit_lines;
   // Makes the refusals counted so far part of what `status` reads; may be empty.
   std::function<void()> flush_refusals;
   // The journal's diff and undo; null when the daemon keeps no journal.

@@ -1,5 +1,5 @@
-// What happened: watch (the stream itself is the server's), audit.show and
-// audit.verify.
+// What happened: watch (the stream itself is the server's), audit.show,
+// audit.records and audit.verify.
 #include "control/command_args.hpp"
 
 namespace leasefs::control {
@@ -45,6 +45,24 @@ Result handle_audit_show(CommandContext& ctx, const json& args, const gate::Acto
   }
   if (!ctx.audit_select) throw Error(Errc::kInternal, "no audit log attached");
   return ctx.audit_select(q);
+}
+
+Result handle_audit_records(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+  constexpr uint64_t kMaxRecords = 1000;  // one reply; the shipper asks again from there
+  Args a("audit.records", args);
+  const uint64_t after = a.opt_count("after_seq").value_or(0);
+  const uint64_t limit = a.opt_count("limit").value_or(kMaxRecords);
+  a.finish();
+  if (limit == 0 || limit > kMaxRecords) {
+    a.invalid("limit", "must be between 1 and " + std::to_string(kMaxRecords));
+  }
+  if (!actor.approver) {
+    throw Error(Errc::kForbidden, "uid " + std::to_string(actor.uid) +
+                                      " may not read the audit log: only root or an approver "
+                                      "may");
+  }
+  if (!ctx.audit_lines) throw Error(Errc::kInternal, "no audit log attached");
+  return ctx.audit_lines(after, static_cast<size_t>(limit));
 }
 
 Result handle_audit_verify(CommandContext& ctx, const json& args, const gate::Actor&) {

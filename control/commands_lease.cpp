@@ -67,11 +67,19 @@ namespace {
 struct DecisionArgs {
   std::string id;
   std::string reason;
+  std::string source = "local";
 };
 
 DecisionArgs decision_args(const char* command, const json& args) {
   Args a(command, args);
   DecisionArgs d{a.str("id", kMaxIdArgBytes), a.str_or("reason", "")};
+  // A fleet bridge names the central decision it applies: the audit says so.
+  if (auto central = a.opt_str("fleet_decision", kMaxIdArgBytes)) {
+    if (central->empty() || central->find_first_not_of("0123456789") != std::string::npos) {
+      a.invalid("fleet_decision", "must be the central decision's number");
+    }
+    d.source = "fleet:" + *central;
+  }
   a.finish();
   return d;
 }
@@ -80,12 +88,12 @@ DecisionArgs decision_args(const char* command, const json& args) {
 
 Result handle_approve(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   const DecisionArgs d = decision_args("approve", args);
-  return render(service(ctx).approve(d.id, d.reason, actor));
+  return render(service(ctx).approve(d.id, d.reason, actor, d.source));
 }
 
 Result handle_reject(CommandContext& ctx, const json& args, const gate::Actor& actor) {
   const DecisionArgs d = decision_args("reject", args);
-  return render(service(ctx).reject(d.id, d.reason, actor));
+  return render(service(ctx).reject(d.id, d.reason, actor, d.source));
 }
 
 Result handle_ask(CommandContext& ctx, const json& args, const gate::Actor& actor) {

@@ -66,6 +66,13 @@ json ask_json(const service::AskStatus& a) {
           {"waiting", a.waiting}};
 }
 
+json render(const service::FleetLink& f) {
+  return {{"centre", f.reachable ? "reachable" : "unreachable"},
+          {"detail", f.detail},
+          {"bridge_uid", f.bridge_uid},
+          {"reported_ms", f.reported_ms}};
+}
+
 json render(const service::StatusReport& r) {
   json grants = json::array();
   for (const auto& g : r.grants) grants.push_back(grant_json(g));
@@ -104,6 +111,7 @@ json render(const service::StatusReport& r) {
                        {"seen_ms", m.seen_ms}});
   }
   out["foreign_mounts"] = std::move(foreign);
+  if (r.fleet) out["fleet"] = render(*r.fleet);
   if (!r.state_error.empty()) {
     out["state_error"] = r.state_error;
     out["repair"] = r.repair;

@@ -18,6 +18,7 @@ nlohmann::json hits_json(const std::vector<memory::SearchHit>& hits);
 nlohmann::json ask_json(const service::AskStatus& ask);
 
 nlohmann::json render(const service::StatusReport& report);
+nlohmann::json render(const service::FleetLink& link);
 nlohmann::json render(const StatusView& view);  // the report, the budgets, the journal
 nlohmann::json render(const service::StartResult& result);
 nlohmann::json render(const service::TurnResult& result);

@@ -578,6 +578,21 @@ int run_mount(const MountCommand& cmd) {
     }
     plan.agent = resolve_agent(cmd.agent, &error);
     if (!plan.agent) return fail(error);
+    // An approver may grant; the agent never may, however the approvers are named
+    // (a fleet bridge's uid is one only when named here, and never the agent's).
+    for (uid_t u : cmd.approver_uids) {
+      if (u == plan.agent->uid) {
+        return fail("--approver-uid " + std::to_string(u) + " is the agent " + plan.agent->name +
+                    ": the agent must never approve its own requests");
+      }
+    }
+    for (gid_t g : cmd.approver_gids) {
+      if (std::find(plan.agent->groups.begin(), plan.agent->groups.end(), g) !=
+          plan.agent->groups.end()) {
+        return fail("--approver-gid " + std::to_string(g) + " is a group of the agent " +
+                    plan.agent->name + ": the agent must never approve its own requests");
+      }
+    }
   }
   if (auto why = nested_in_a_root(plan.root)) return fail(*why);
   if (!check_existing_mount(plan.root, plan.root, &plan.root_dead, &error)) return fail(error);

@@ -121,6 +121,13 @@ struct Runtime::Impl {
         auto events = audit.select(query, kMaxShown, &left_out);
         return nlohmann::json{{"records", std::move(events)}, {"left_out", left_out}};
       };
+      ctx.audit_lines = [this](uint64_t after_seq, size_t max) {
+        nlohmann::json records = nlohmann::json::array();
+        for (auto& r : audit.lines_after(after_seq, max)) {
+          records.push_back({{"seq", r.seq}, {"line", std::move(r.line)}});
+        }
+        return nlohmann::json{{"records", std::move(records)}, {"chain_length", audit.count()}};
+      };
       dispatcher = std::make_unique<control::Dispatcher>(std::move(ctx), &memo);
     } catch (...) {
       shutdown();

@@ -173,6 +173,14 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
                         "): every grant was revoked and none is issued until it is gone")
                      .c_str());
   }
+  // What a fleet bridge last said about the centre, in its own (inert) words.
+  if (const json f = r.value("fleet", json()); f.is_object()) {
+    const bool up = str(f, "centre") == "reachable";
+    const std::string line = "centre " + str(f, "centre") + " (bridge uid " + str(f, "bridge_uid") +
+                             ": " + str(f, "detail") + ")" +
+                             (up ? "" : "; a local approver still decides");
+    std::fprintf(out, "%-10s %s\n", "fleet", (up ? st.green(line) : st.red(line)).c_str());
+  }
   const json grants = r.value("grants", json::array());
   std::fprintf(out, "%-10s %zu\n", "grants", grants.size());
   for (const auto& g : grants) std::fprintf(out, "  %s\n", grant_line(g).c_str());
@@ -380,6 +388,17 @@ void print_audit_show(std::FILE* out, const json& r, const Style& st) {
   }
   for (const auto& e : records) print_watch(out, e, st);
   if (records.empty()) std::fprintf(out, "no audit record matches\n");
+}
+
+void print_audit_records(std::FILE* out, const json& r, const Style&) {
+  // The exact lines, one a line, as the log holds them (JSON: inert already).
+  for (const auto& rec : r.value("records", json::array())) {
+    std::fprintf(out, "%s\n", inert(rec.value("line", std::string())).c_str());
+  }
+}
+
+void print_fleet_report(std::FILE* out, const json& r, const Style&) {
+  std::fprintf(out, "recorded: centre %s\n", str(r, "centre").c_str());
 }
 
 void print_audit_verify(std::FILE* out, const json& r, const Style& st) {

@@ -451,6 +451,28 @@ std::vector<AuditLink> AuditLog::links() {
   return out;
 }
 
+std::vector<RawRecord> AuditLog::lines_after(std::uint64_t after, std::size_t max) {
+  std::string data;
+  {
+    std::lock_guard lock(mutex_);
+    base::UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!reader) throw_errno("open", path_);
+    data = read_all(reader.get(), path_);
+  }
+  std::vector<RawRecord> out;
+  for (std::size_t pos = 0; pos < data.size() && out.size() < max;) {
+    std::size_t newline = data.find('\n', pos);
+    if (newline == std::string::npos) break;  // a line still being written
+    std::string_view line = std::string_view(data).substr(pos, newline - pos);
+    pos = newline + 1;
+    auto parsed = parse_line(line);
+    if (!parsed) break;  // a shipper must not skip past a damaged record
+    if (parsed->seq <= after) continue;
+    out.push_back({parsed->seq, std::string(line)});
+  }
+  return out;
+}
+
 VerifyResult AuditLog::verify() {
   std::lock_guard lock(mutex_);
   base::UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));

@@ -52,6 +52,12 @@ struct AuditLink {
   std::string to;
 };
 
+// One record as it is in the file: its seq and its exact line (no newline).
+struct RawRecord {
+  std::uint64_t seq = 0;
+  std::string line;
+};
+
 struct VerifyResult {
   bool ok = true;
   std::size_t records = 0;         // records read that passed every check
@@ -94,6 +100,10 @@ class AuditLog {
   // Every well-formed record, in the file's order (verify() says whether they
   // make a chain).
   std::vector<AuditLink> links();
+  // The records after seq `after`, oldest first, at most `max`, each as its exact
+  // line: what a shipper copies elsewhere, resuming from the last seq it holds.
+  // Lines that do not parse end the answer (verify() reports them).
+  std::vector<RawRecord> lines_after(std::uint64_t after, std::size_t max);
 
   // Records in the chain (the seq of the last one).
   std::size_t count();

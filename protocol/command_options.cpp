@@ -234,6 +234,23 @@ const std::vector<CommandOptions> kDescriptors = {
      "or for a call never marked, it is every refusal of this turn, and says so. Without "
      "--call: this turn's refusals; nothing is taken.",
      {{.name = "--call", .arg = "call", .help = "the host's id of the tool call"}}},
+    {"audit.records",
+     "The records after a seq, each as its exact line in the log: what a fleet bridge ships.",
+     {{.name = "--after-seq",
+       .arg = "after_seq",
+       .help = "only records after this seq",
+       .kind = K::kNumber},
+      {.name = "--limit", .arg = "limit", .help = "at most this many (1000)", .kind = K::kNumber}}},
+    {"fleet.report",
+     "What a fleet bridge reports: whether it reaches the centre, or that it dropped a stale "
+     "central decision. Recorded in the audit and shown by status; it decides nothing.",
+     {{.name = "--centre", .arg = "centre", .help = "reachable or unreachable"},
+      {.name = "--detail", .arg = "detail", .help = "why, in the bridge's words"},
+      {.name = "--dropped-decision",
+       .arg = "dropped_decision",
+       .help = "the central decision dropped"},
+      {.name = "--dropped-request", .arg = "dropped_request", .help = "the request it named"},
+      {.name = "--dropped-why", .arg = "dropped_why", .help = "why it was dropped"}}},
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "journal/undo.hpp"
 #include "memory/ledger_types.hpp"
 #include "memory/record.hpp"
+#include "service/fleet_link.hpp"
 #include "service/foreign_mount.hpp"
 
 namespace leasefs::service {
@@ -58,6 +59,7 @@ struct StatusReport {
   std::vector<std::string> protected_paths;
   AskStatus ask;
   std::vector<ForeignMount> foreign_mounts;  // mounts over the tree no approver made
+  std::optional<FleetLink> fleet;            // what a fleet bridge last reported, if one did
   std::string state_error;                   // empty unless state.json could not be read
   std::string repair;                        // how to repair it, with state_error
 

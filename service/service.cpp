@@ -113,8 +113,9 @@ void Service::write_status() {
   try {
     status_file_.publish([state = state_, refusals = refusals_, now_ms = base::now_ms(),
                           disk_full = reserve_ && reserve_->full(), error = state_error_,
-                          heads_note = heads_note_] {
-      std::string text = render_status_md(state, *refusals, now_ms, disk_full, heads_note);
+                          heads_note = heads_note_, fleet = fleet_] {
+      std::string text = render_status_md(state, *refusals, now_ms, disk_full, heads_note,
+                                          fleet ? &*fleet : nullptr);
       if (!error.empty()) {
         text =
             "# STATE UNREADABLE: the tree is read-only for everyone\n\nError: " + md_quote(error) +
@@ -243,6 +244,7 @@ StatusReport Service::status() {
   for (auto& glob : gate_.protected_globs()) out.protected_paths.push_back(std::move(glob));
   out.ask = ask_status();
   out.foreign_mounts = foreign_mounts_;
+  out.fleet = fleet_;
   if (!state_error_.empty()) {
     out.state_error = state_error_;
     out.repair = kStateRepairHint;

@@ -67,10 +67,16 @@ class Service {
   GrantResult grant(const GrantArgs& args, const gate::Actor& actor);
   RevokeResult revoke(const std::optional<std::string>& grant_id, const gate::Actor& actor);
   RequestResult request(const RequestArgs& args, const gate::Actor& actor);
+  // `source` is what the audit records as the decision's origin: "local", or
+  // "fleet:<central decision id>" when a bridge applies a central decision.
   ApproveResult approve(const std::string& request_id, const std::string& reason,
-                        const gate::Actor& actor);
+                        const gate::Actor& actor, const std::string& source = "local");
   RejectResult reject(const std::string& request_id, const std::string& reason,
-                      const gate::Actor& actor);
+                      const gate::Actor& actor, const std::string& source = "local");
+
+  // A fleet bridge's report (approvers only): the centre reachable or not, a
+  // stale central decision dropped. Audited; shown by status and status.md.
+  FleetLink fleet_report(const FleetReportArgs& args, const gate::Actor& actor);
 
   // Memory (service/service_memory.cpp).
   MemorySearchResult memory_search(const std::string& query, size_t limit);
@@ -228,6 +234,7 @@ class Service {
   uint64_t refusals_total_ = 0;  // of this task, while the daemon runs
   RefusalFeed refusal_feed_;
   std::vector<ForeignMount> foreign_mounts_;
+  std::optional<FleetLink> fleet_;  // guarded by mu_
   // Set when state.json could not be read at start: the daemon serves anyway,
   // read-only for everyone (no state change is saved, so the file is kept as it
   // was for repair), and status says what is wrong and how to repair it.

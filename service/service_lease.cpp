@@ -191,7 +191,7 @@ RequestResult Service::request(const RequestArgs& args, const gate::Actor& actor
 }
 
 ApproveResult Service::approve(const std::string& request_id, const std::string& reason,
-                               const gate::Actor& actor) {
+                               const gate::Actor& actor, const std::string& source) {
   auto lock = lock_service();
   require_approver(actor, "approve a request");
   require_readable_state();
@@ -225,12 +225,13 @@ ApproveResult Service::approve(const std::string& request_id, const std::string&
         {"request_id", r.id},
         {"grant_id", g.id},
         {"uid", actor.uid},
+        {"source", source},
         {"reason", reason}});
   return {r, g};
 }
 
 RejectResult Service::reject(const std::string& request_id, const std::string& reason,
-                             const gate::Actor& actor) {
+                             const gate::Actor& actor, const std::string& source) {
   auto lock = lock_service();
   require_approver(actor, "reject a request");
   require_readable_state();
@@ -249,6 +250,7 @@ RejectResult Service::reject(const std::string& request_id, const std::string& r
         {"decision", "reject"},
         {"request_id", request_id},
         {"uid", actor.uid},
+        {"source", source},
         {"reason", reason}});
   return {std::move(outcome.request)};
 }

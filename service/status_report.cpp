@@ -9,7 +9,8 @@
 namespace leasefs::service {
 
 std::string render_status_md(const gate::TaskState& s, const std::vector<nlohmann::json>& refusals,
-                             int64_t now_ms, bool disk_full, const std::string& heads_note) {
+                             int64_t now_ms, bool disk_full, const std::string& heads_note,
+                             const FleetLink* fleet) {
   std::ostringstream out;
   // Every string that did not come from the daemon itself goes through md_quote():
   // each line below begins with text the daemon wrote (md_quote.hpp).
@@ -19,6 +20,12 @@ std::string render_status_md(const gate::TaskState& s, const std::vector<nlohman
            "ENOSPC, leased or not, until a person frees space. What the journal holds for older "
            "turns, `leasectl journal prune` frees (those turns can then no longer be undone); "
            "`leasectl status` shows how much.\n\n";
+  }
+  if (fleet && !fleet->reachable) {
+    out << "**The fleet's centre is unreachable** (its bridge, uid " << fleet->bridge_uid
+        << ", says: " << md_quote(fleet->detail)
+        << "). No central decision can arrive; writes stay refused unless a local approver "
+           "grants or approves here (`leasectl approve ID`).\n\n";
   }
   if (!s.has_task()) {
     out << "No task. Writes are refused until a task is started (`leasectl start "

@@ -8,14 +8,16 @@
 #include <vector>
 
 #include "gate/task_state.hpp"
+#include "service/fleet_link.hpp"
 
 namespace leasefs::service {
 
 // `disk_full`: the disk's reserve is spent (base/disk_reserve.hpp).
 // `heads_note`: why the audit's heads go unsigned (report/head_signer.hpp); empty
-// while they are signed.
+// while they are signed. `fleet`: what a fleet bridge last reported, if one did.
 std::string render_status_md(const gate::TaskState& state,
                              const std::vector<nlohmann::json>& refusals, int64_t now_ms,
-                             bool disk_full = false, const std::string& heads_note = "");
+                             bool disk_full = false, const std::string& heads_note = "",
+                             const FleetLink* fleet = nullptr);
 
 }  // namespace leasefs::service

@@ -70,6 +70,25 @@ TEST_F(AuditLogTest, ABatchIsConsecutiveRecordsOfOneChain) {
   EXPECT_TRUE(log.append_batch({}).empty());
 }
 
+TEST_F(AuditLogTest, LinesAfterASeqAreTheExactLinesInOrder) {
+  append_n(5);
+  AuditLog log = open();
+  const std::vector<std::string> lines = read_lines();
+  auto after = log.lines_after(2, 2);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].seq, 3u);
+  EXPECT_EQ(after[0].line, lines[2]);
+  EXPECT_EQ(after[1].seq, 4u);
+  EXPECT_EQ(after[1].line, lines[3]);
+  EXPECT_EQ(log.lines_after(4, 100).size(), 1u);
+  EXPECT_TRUE(log.lines_after(5, 100).empty());
+  // A damaged record ends the answer: a shipper must not skip past it.
+  std::vector<std::string> damaged = lines;
+  damaged[3] = "not json";
+  write_lines(damaged);
+  EXPECT_EQ(open().lines_after(0, 100).size(), 3u);
+}
+
 TEST_F(AuditLogTest, EmptyLogVerifies) {
   AuditLog log = open();
   EXPECT_EQ(log.count(), 0u);
