@@ -27,6 +27,7 @@
 #include "base/json_text.hpp"
 #include "leasectl/command_line.hpp"
 #include "leasectl/console.hpp"
+#include "leasectl/fleet_command.hpp"
 #include "leasectl/host_hooks.hpp"
 #include "leasectl/mcp_server.hpp"
 #include "leasectl/output.hpp"
@@ -454,6 +455,7 @@ int main(int argc, char** argv) {
   add_status_views(app, call);
   add_console_command(app, o, run);
   add_mcp_command(app, o, run);
+  leasefs::leasectl::add_fleet_command(app, run);
   if (auto rc = unknown_command(app, argc, argv)) return *rc;
   try {
     app.parse(argc, argv);

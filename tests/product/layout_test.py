@@ -26,10 +26,11 @@ ALLOWED = {
     "fuse": {"base", "gate", "journal", "report"},
     "daemon": {"base", "memory", "gate", "journal", "state", "report", "service", "protocol", "control",
                "fuse", "signing"},
-    "leasectl": {"base", "gate", "protocol"},
+    "leasectl": {"base", "gate", "protocol", "fleet"},
     # The fleet's ledger (PostgreSQL) and the bridge: a client of the control
     # socket like leasectl, never of the daemon's insides.
-    "fleet": {"base", "protocol"},
+    "fleet": {"base", "protocol", "signing"},
+    "signing": {"base"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/')
 
