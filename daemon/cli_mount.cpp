@@ -128,22 +128,24 @@ nlohmann::json file_plane_status(const fuse::Filesystem& fs, const BusyWatch& bu
       busy_json.push_back({{"pid", p.pid}, {"command", p.command}, {"where", p.where}});
     }
   }
-  nlohmann::json out = {{"fds",
-                         {{"open", open_fds.get()},
-                          {"limit", budget.limit()},
-                          {"reserve", fuse::FdBudget::kReserve},
-                          {"file_plane", budget.in_use()},
-                          {"file_plane_ceiling", budget.ceiling()},
-                          {"refused", budget.refused()}}},
-                        {"inode_cache",
-                         {{"open", cache.open},
-                          {"capacity", cache.capacity},
-                          {"kept_without_handle", cache.kept},
-                          {"hits", cache.hits},
-                          {"misses", cache.misses},
-                          {"evictions", cache.evictions}}},
-                        {"inodes", fs.table().size()},
-                        {"busy_processes", busy_json}};
+  nlohmann::json out = {
+      {"fds",
+       {{"open", open_fds.get()},
+        {"limit", budget.limit()},
+        {"reserve", fuse::FdBudget::kReserve},
+        {"file_plane", budget.in_use()},
+        {"file_plane_ceiling", budget.ceiling()},
+        {"refused", budget.refused()}}},
+      {"inode_cache",
+       {{"open", cache.open},
+        {"capacity", cache.capacity},
+        {"kept_without_handle", cache.kept},
+        {"hits", cache.hits},
+        {"misses", cache.misses},
+        {"evictions", cache.evictions}}},
+      {"transport", fuse::transport_name(fs.transport().get())},
+      {"inodes", fs.table().size()},
+      {"busy_processes", busy_json}};
   if (!busy_json.empty()) {
     out["warning"] = std::to_string(busy_json.size()) +
                      " process(es) reached the tree before it was mounted over (--allow-busy) "
@@ -357,6 +359,7 @@ int run_session(const MountPlan& plan, fuse::Filesystem& fs, Runtime& runtime,
   fuse::MountOptions mo;
   mo.fsname = root;
   mo.debug = plan.cmd.debug_fuse;
+  mo.io_uring = !plan.cmd.no_io_uring;
   mo.allow_other = ::geteuid() == 0;
   mo.on_top = plan.mountpoint_dead;
   mo.kernel_options = plan.kernel_options;

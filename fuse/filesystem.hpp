@@ -32,6 +32,7 @@
 #include "fuse/refusal_note.hpp"
 #include "fuse/reply.hpp"
 #include "fuse/temp_siblings.hpp"
+#include "fuse/transport.hpp"
 #include "gate/gate.hpp"
 #include "report/reporter.hpp"
 
@@ -75,7 +76,7 @@ struct FileHandle {
   std::string grant_id;  // grant in force at open
   gate::Caller opener;
   std::atomic<uint64_t> bytes_written{0};
-  CachedPath where;  // where the file is now, for gate_handle (path_cache.hpp)
+  CachedPath where;                     // where the file is now, for gate_handle (path_cache.hpp)
 };
 
 class Filesystem final : public gate::PublishListener {
@@ -126,6 +127,9 @@ class Filesystem final : public gate::PublishListener {
   // open" (set at init, before any request).
   bool no_opendir() const noexcept { return no_opendir_; }
   void set_no_opendir(bool on) noexcept { no_opendir_ = on; }
+  // Which transport serves requests (transport.hpp); every request passes here.
+  TransportInUse& transport() noexcept { return transport_; }
+  const TransportInUse& transport() const noexcept { return transport_; }
 
   // Whether `name` in `parent` is (or would be) under .longrun.
   bool child_protected(const Inode& parent, std::string_view name) const noexcept {
@@ -278,6 +282,7 @@ class Filesystem final : public gate::PublishListener {
   base::DiskReserve* reserve_ = nullptr;
   FsOptions options_;
   bool no_opendir_ = false;
+  TransportInUse transport_;
   Inode root_;
   std::string root_prefix_;         // backing path of the root, as /proc/self/fd shows it
   std::unique_ptr<FdCache> cache_;  // before table_: inodes give their fds back to it
@@ -314,8 +319,9 @@ class ActAsCaller {
 };
 
 // Runs one operation body; any exception that escapes becomes EIO and a log line.
-// The body must send exactly one reply, as its last act. (libfuse disables thread
-// cancellation while a request is processed, so no forced unwind passes here.)
+// The body must send exactly one reply, as its last act. (libfuse's /dev/fuse
+// workers disable thread cancellation while a request is processed, and ring
+// threads are made to on their first request, so no forced unwind passes here.)
 template <class Fn>
 void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept;
 
@@ -340,6 +346,7 @@ namespace leasefs::fuse {
 
 template <class Fn>
 void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept {
+  Filesystem::of(req).transport().on_request(req);
   try {
     body();
   } catch (const std::system_error& e) {
