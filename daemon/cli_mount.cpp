@@ -144,6 +144,8 @@ nlohmann::json file_plane_status(const fuse::Filesystem& fs, const BusyWatch& bu
         {"misses", cache.misses},
         {"evictions", cache.evictions}}},
       {"transport", fuse::transport_name(fs.transport().get())},
+      {"passthrough",
+       {{"on", fs.io_modes().enabled()}, {"open", fs.io_modes().passthrough_open()}}},
       {"inodes", fs.table().size()},
       {"busy_processes", busy_json}};
   if (!busy_json.empty()) {
@@ -410,6 +412,7 @@ int serve_files(const MountPlan& plan, int root_fd, Runtime& runtime, const sigs
   // Over the root with nobody left inside, names change only through the mount
   // and undo: a write may be judged by a cached path (fuse/path_cache.hpp).
   fso.stable_names = plan.mountpoint == plan.root && !plan.busy.watch;
+  fso.passthrough_reads = plan.cmd.passthrough_reads;
   fuse::Filesystem fs(root_fd, runtime.gate(), runtime.reporter(), fso);
   fs.set_journal(runtime.journal());
   fs.set_disk_reserve(&runtime.disk_reserve());

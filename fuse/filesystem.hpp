@@ -23,6 +23,7 @@
 #include "base/disk_reserve.hpp"
 #include "fuse/inode.hpp"
 #include "fuse/inode_path_cache.hpp"
+#include "fuse/io_modes.hpp"
 #include "fuse/link_names.hpp"
 #include "fuse/lock_waits.hpp"
 #include "fuse/longrun_identity.hpp"
@@ -59,6 +60,9 @@ struct FsOptions {
   // path a write through an open file is judged by is cached (path_cache.hpp);
   // otherwise it is resolved on every write.
   bool stable_names = false;
+  // Kernel passthrough for read-only opens (io_modes.hpp), where libfuse, the
+  // kernel and root allow it.
+  bool passthrough_reads = false;
 };
 
 // One open file. fh in fuse_file_info is its address.
@@ -77,6 +81,7 @@ struct FileHandle {
   gate::Caller opener;
   std::atomic<uint64_t> bytes_written{0};
   CachedPath where;                     // where the file is now, for gate_handle (path_cache.hpp)
+  IoMode io_mode = IoMode::kUntracked;  // how the kernel reads it (io_modes.hpp)
 };
 
 class Filesystem final : public gate::PublishListener {
@@ -242,7 +247,11 @@ class Filesystem final : public gate::PublishListener {
   // handles the kernel never releases (a lazy unmount while files are still open)
   // are freed with it rather than leaked.
   uint64_t adopt(std::unique_ptr<FileHandle> handle);
-  std::unique_ptr<FileHandle> disown(uint64_t fh);
+  // The handle leaves the table (released, or its open never reached the
+  // caller); its I/O mode is counted out (io_modes.hpp).
+  std::unique_ptr<FileHandle> disown(fuse_req_t req, uint64_t fh);
+  IoModes& io_modes() noexcept { return io_modes_; }
+  const IoModes& io_modes() const noexcept { return io_modes_; }
 
   static gate::Caller caller(fuse_req_t req) noexcept {
     const fuse_ctx* ctx = fuse_req_ctx(req);
@@ -298,6 +307,7 @@ class Filesystem final : public gate::PublishListener {
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
   LockWaits lock_waits_;
+  IoModes io_modes_;
   ParkedRequests parked_;  // last: its thread stops before anything it may use goes
 };
 
