@@ -34,7 +34,7 @@ inline constexpr bool kBuiltWithIoUring = LEASEFS_FUSE_IO_URING != 0;
 // (4,096 over /dev/fuse): every queue keeps kRingEntriesNeverParked entries
 // serving. A burst of one operation (200 opens of one file waiting on one ask)
 // still parks whole. Each entry holds a buffer of max_write (1 MiB) that is
-// touched only as far as requests fill it (bench/README.md has the RSS).
+// touched only as far as requests fill it (DESIGN.md, Speed, has the RSS).
 inline constexpr size_t kRingMaxParked = 256;
 inline constexpr unsigned kRingEntriesNeverParked = 32;
 inline constexpr unsigned kRingQueueDepth = kRingMaxParked + kRingEntriesNeverParked;
