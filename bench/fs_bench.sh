@@ -26,6 +26,14 @@
 #            `conn->want |= FUSE_CAP_WRITEBACK_CACHE` line taken out.
 #            FS_BENCH_HP_NOWB=/path/to/binary uses that one. leasefs may not use the
 #            writeback cache (I6), so this is the column to hold it against.
+#   hp318    libfuse 3.18's passthrough_hp with `-o io_uring`, its defaults otherwise
+#            (kernel passthrough for reads and writes, so no writeback cache),
+#            built by scripts/build-libfuse --examples from Debian unstable's
+#            fuse3 source package into the scratch directory (never kept).
+#            io_uring only where /sys/module/fuse/parameters/enable_uring is Y:
+#            the header line says. FS_BENCH_HP318=/path/to/binary uses that one.
+#   daemondev (asked for only) the daemon column with --no-io-uring: /dev/fuse
+#   daemonpt  (asked for only) the daemon column with --passthrough-reads
 #   enosys   (FS_BENCH_ENOSYS=1 only) bench with xattrs answered ENOSYS, to price
 #            the security.capability lookups the kernel makes before every write
 # Workloads: fio sequential/random (seqread after drop_caches, then cached: read
@@ -51,20 +59,31 @@
 # one column each pass so that no column always runs first or last; each pass's
 # table is printed, then per line the median of the N ratios and their spread.
 #
-#   bench/fs_bench.sh [BUILD_DIR]          FS_BENCH_QUICK=1 for a short run
+# --busy N runs N CPU-bound processes (a shell loop each) beside the whole run, as
+# an agent's compiler or test suite does while it writes files.
+#
+#   bench/fs_bench.sh [--busy N] [BUILD_DIR]          FS_BENCH_QUICK=1 for a short run
 #   env: FS_BENCH_DIR (scratch, default /var/tmp), FS_BENCH_SIZE (seq size, 1g; quick 128m),
 #        FS_BENCH_FILES (small files, 10000 also when quick), FS_BENCH_RUNTIME (s per
 #        random job, 10; quick 3), FS_BENCH_ENOSYS=1 (add the enosys column),
 #        FS_BENCH_FRESH_FS=1 (a fresh ext4 per column and pass),
 #        FS_BENCH_PASSES (1), FS_BENCH_COLUMNS (which columns, in pass 1's order;
-#        default "native bindfs daemon nojrnl bench gateoff hp hpnowb")
+#        default "native bindfs daemon nojrnl bench gateoff hp hpnowb hp318")
 set -euo pipefail
 
+BUSY=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --busy) BUSY=$2; shift 2 ;;
+    --busy=*) BUSY=${1#--busy=}; shift ;;
+    *) break ;;
+  esac
+done
 BUILD=${1:-$(cd "$(dirname "$0")/.." && pwd)/build}
 for tool in fio bindfs bc python3; do
   command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install -y fio bindfs bc" >&2; exit 2; }
 done
-read -ra COLS <<<"${FS_BENCH_COLUMNS:-native bindfs daemon nojrnl bench gateoff hp hpnowb}"
+read -ra COLS <<<"${FS_BENCH_COLUMNS:-native bindfs daemon nojrnl bench gateoff hp hpnowb hp318}"
 [ "${FS_BENCH_ENOSYS:-0}" = 1 ] && COLS+=(enosys)
 want() { [[ " ${COLS[*]} " == *" $1 "* ]]; }
 MOUNT_BIN=$(find "$BUILD" -name leasefs_bench_mount -type f -perm -u+x 2>/dev/null | head -1)
@@ -73,7 +92,7 @@ GATEOFF_BIN=$(find "$BUILD" -name leasefs_bench_mount_gate_off -type f -perm -u+
 want gateoff && [ ! -x "$GATEOFF_BIN" ] && { echo "leasefs_bench_mount_gate_off not found under $BUILD" >&2; exit 2; }
 LEASEFS="$BUILD/daemon/leasefs"
 LEASECTL="$BUILD/leasectl/leasectl"
-{ want daemon || want nojrnl; } && { [ -x "$LEASEFS" ] && [ -x "$LEASECTL" ] || { echo "leasefs/leasectl not built under $BUILD" >&2; exit 2; }; }
+{ want daemon || want nojrnl || want daemondev || want daemonpt; } && { [ -x "$LEASEFS" ] && [ -x "$LEASECTL" ] || { echo "leasefs/leasectl not built under $BUILD" >&2; exit 2; }; }
 if [ "${FS_BENCH_QUICK:-0}" = 1 ]; then
   SIZE=${FS_BENCH_SIZE:-128m}; FILES=${FS_BENCH_FILES:-10000}; RUNTIME=${FS_BENCH_RUNTIME:-3}
 else
@@ -81,12 +100,13 @@ else
 fi
 WORK=$(mktemp -d "${FS_BENCH_DIR:-/var/tmp}/fs-bench.XXXXXX")
 PIDS=()
+BUSY_PIDS=()
 cleanup() {
   for r in "$WORK"/root-* "$WORK"/fs-*/root-*; do
     if [ -x "$LEASEFS" ]; then "$LEASEFS" unmount "$r" >/dev/null 2>&1 || true; fi
   done
   for mp in "$WORK"/mnt-*; do fusermount3 -uz "$mp" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}" "${BUSY_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   for f in "$WORK"/fs-*; do umount -l "$f" 2>/dev/null || true; done
   rm -rf "$WORK"
 }
@@ -163,7 +183,7 @@ echo "building a source tree to untar (/usr/include)..." >&2
 tar -cf "$WORK/tree.tar" -C /usr include 2>/dev/null
 
 mkdir -p "$WORK/mnt-bindfs" "$WORK/mnt-bench" "$WORK/mnt-gateoff" "$WORK/mnt-hp" \
-  "$WORK/mnt-enosys" "$WORK/mnt-hpnowb"
+  "$WORK/mnt-enosys" "$WORK/mnt-hpnowb" "$WORK/mnt-hp318"
 
 # The real daemon over the root (`leasefs mount ROOT`), a task started and a grant held.
 daemon_target() {  # label column extra-mount-options...
@@ -225,8 +245,18 @@ if { want hp && [ -z "$HP_BIN" ]; } || { want hpnowb && [ -z "$HP_NOWB_BIN" ]; }
       '/want |= FUSE_CAP_WRITEBACK_CACHE/d') || HP_NOWB_BIN=""
   fi
 fi
-for c in hp hpnowb; do
-  bin=$HP_BIN; [ "$c" = hp ] || bin=$HP_NOWB_BIN
+HP318_BIN=${FS_BENCH_HP318:-}
+if want hp318 && [ -z "$HP318_BIN" ]; then
+  echo "passthrough_hp 3.18: building it from Debian unstable's fuse3 source package..." >&2
+  if LIBFUSE_PREFIX="$WORK/libfuse-3.18" "$(dirname "$0")/../scripts/build-libfuse" \
+    --examples "$WORK/hp318" >"$WORK/hp318-build.log" 2>&1; then
+    HP318_BIN="$WORK/hp318/passthrough_hp"
+  else
+    echo "passthrough_hp 3.18 did not build: $(tail -3 "$WORK/hp318-build.log")" >&2
+  fi
+fi
+for c in hp hpnowb hp318; do
+  case $c in hp) bin=$HP_BIN ;; hpnowb) bin=$HP_NOWB_BIN ;; hp318) bin=$HP318_BIN ;; esac
   if want "$c" && [ -z "$bin" ]; then
     echo "$c: column skipped (reason above)" >&2
     keep=(); for x in "${COLS[@]}"; do [ "$x" = "$c" ] || keep+=("$x"); done; COLS=("${keep[@]}")
@@ -259,6 +289,10 @@ run_column() {  # pass column
       daemon_target "$k" daemon ;;
     nojrnl) echo "[$1] leasefs daemon over the root, --journal=off, a grant held..." >&2
       daemon_target "$k" nojrnl --journal=off ;;
+    daemondev) echo "[$1] leasefs daemon over the root, --no-io-uring, a grant held..." >&2
+      daemon_target "$k" daemondev --no-io-uring ;;
+    daemonpt) echo "[$1] leasefs daemon over the root, --passthrough-reads, a grant held..." >&2
+      daemon_target "$k" daemonpt --passthrough-reads ;;
     bench | gateoff | enosys)
       local bin=$MOUNT_BIN extra=()
       [ "$2" = gateoff ] && bin=$GATEOFF_BIN
@@ -268,11 +302,12 @@ run_column() {  # pass column
       wait_mounted "$WORK/mnt-$2"
       bench_target "$k" "$WORK/mnt-$2"
       fusermount3 -u "$WORK/mnt-$2" ;;
-    hp | hpnowb)
-      local bin=$HP_BIN
+    hp | hpnowb | hp318)
+      local bin=$HP_BIN extra=()
       [ "$2" = hpnowb ] && bin=$HP_NOWB_BIN
-      echo "[$1] $2 ($bin)..." >&2
-      "$bin" --foreground "$H/back-$2" "$WORK/mnt-$2" >/dev/null 2>&1 & PIDS+=($!)
+      [ "$2" = hp318 ] && bin=$HP318_BIN extra=(-o io_uring)
+      echo "[$1] $2 ($bin ${extra[*]})..." >&2
+      "$bin" --foreground "${extra[@]}" "$H/back-$2" "$WORK/mnt-$2" >/dev/null 2>&1 & PIDS+=($!)
       wait_mounted "$WORK/mnt-$2"
       bench_target "$k" "$WORK/mnt-$2"
       fusermount3 -u "$WORK/mnt-$2" ;;
@@ -283,6 +318,10 @@ run_column() {  # pass column
     rm -f "$WORK/img-$2"
   fi
 }
+
+for ((i = 0; i < BUSY; i++)); do
+  sh -c 'while :; do :; done' & BUSY_PIDS+=($!)
+done
 
 PASSES=${FS_BENCH_PASSES:-1}
 want native || COLS=(native "${COLS[@]}")
@@ -299,8 +338,9 @@ KEYS="seqwrite:MiB/s:1 seqread:MiB/s:1 seqread_cached:MiB/s:1 randread:IOPS:1 ra
 create:s:0 stat:s:0 stat_warm:s:0 write_small:s:0 stat_written:s:0 stat_written_warm:s:0 rename:s:0
 unlink:s:0 untar:s:0 git:s:0 gitstatus_warm:s:0 lslR_warm:s:0 grep:s:0 grep_warm:s:0"
 for key in "${!R[@]}"; do echo "$key ${R[$key]}"; done >"$WORK/results"
-printf '\nsize=%s files=%s runtime=%ss passes=%s fresh_fs=%s  kernel %s  load average %s at the start\n' \
-  "$SIZE" "$FILES" "$RUNTIME" "$PASSES" "${FS_BENCH_FRESH_FS:-0}" "$(uname -r)" "$LOAD_START"
+printf '\nsize=%s files=%s runtime=%ss passes=%s fresh_fs=%s busy=%s enable_uring=%s  kernel %s  load average %s at the start\n' \
+  "$SIZE" "$FILES" "$RUNTIME" "$PASSES" "${FS_BENCH_FRESH_FS:-0}" "$BUSY" \
+  "$(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null || echo absent)" "$(uname -r)" "$LOAD_START"
 python3 - "$WORK/results" "$PASSES" "$KEYS" "${LABELS[@]}" <<'PY'
 import statistics, sys
 path, passes, keys, labels = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
@@ -332,7 +372,8 @@ if passes > 1:
     for k, u, hib in keys:
         print(f"{k:<22}" + "".join(f" {spread([ratio(p, l, k, hib) for p in range(1, passes + 1)]):>18}" for l in labels))
 # leasefs as shipped against passthrough_hp: (daemon/native) / (hp/native), per pass.
-pairs = [(a, b) for a, b in (("daemon", "hp"), ("daemon", "hpnowb")) if a in labels and b in labels]
+pairs = [(a, b) for a, b in (("daemon", "hp"), ("daemon", "hpnowb"), ("daemon", "hp318"),
+                             ("daemondev", "hp318"), ("daemonpt", "hp318")) if a in labels and b in labels]
 if pairs:
     print("\nleasefs/native over passthrough_hp/native (above 1: leasefs faster; each pass's own ratio, then the median [spread])")
     print(f"{'workload':<22}" + "".join(f" {a + '/' + b:>18}" for a, b in pairs))

@@ -20,6 +20,8 @@ struct MountCommand {
   std::string agent;  // --agent USER: the recommended setup for an agent running as USER
   std::string log_level = "info";
   bool debug_fuse = false;
+  bool no_io_uring = false;        // /dev/fuse even where io_uring is offered
+  bool passthrough_reads = false;  // kernel passthrough for read-only opens
   // Mount over a root that processes already reach (cwd, root, fds, mappings);
   // those processes keep ungated access to the tree beneath (busy_root.hpp).
   bool allow_busy = false;

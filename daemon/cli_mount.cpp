@@ -128,22 +128,26 @@ nlohmann::json file_plane_status(const fuse::Filesystem& fs, const BusyWatch& bu
       busy_json.push_back({{"pid", p.pid}, {"command", p.command}, {"where", p.where}});
     }
   }
-  nlohmann::json out = {{"fds",
-                         {{"open", open_fds.get()},
-                          {"limit", budget.limit()},
-                          {"reserve", fuse::FdBudget::kReserve},
-                          {"file_plane", budget.in_use()},
-                          {"file_plane_ceiling", budget.ceiling()},
-                          {"refused", budget.refused()}}},
-                        {"inode_cache",
-                         {{"open", cache.open},
-                          {"capacity", cache.capacity},
-                          {"kept_without_handle", cache.kept},
-                          {"hits", cache.hits},
-                          {"misses", cache.misses},
-                          {"evictions", cache.evictions}}},
-                        {"inodes", fs.table().size()},
-                        {"busy_processes", busy_json}};
+  nlohmann::json out = {
+      {"fds",
+       {{"open", open_fds.get()},
+        {"limit", budget.limit()},
+        {"reserve", fuse::FdBudget::kReserve},
+        {"file_plane", budget.in_use()},
+        {"file_plane_ceiling", budget.ceiling()},
+        {"refused", budget.refused()}}},
+      {"inode_cache",
+       {{"open", cache.open},
+        {"capacity", cache.capacity},
+        {"kept_without_handle", cache.kept},
+        {"hits", cache.hits},
+        {"misses", cache.misses},
+        {"evictions", cache.evictions}}},
+      {"transport", fuse::transport_name(fs.transport().get())},
+      {"passthrough",
+       {{"on", fs.io_modes().enabled()}, {"open", fs.io_modes().passthrough_open()}}},
+      {"inodes", fs.table().size()},
+      {"busy_processes", busy_json}};
   if (!busy_json.empty()) {
     out["warning"] = std::to_string(busy_json.size()) +
                      " process(es) reached the tree before it was mounted over (--allow-busy) "
@@ -358,6 +362,7 @@ int run_session(const MountPlan& plan, fuse::Filesystem& fs, Runtime& runtime,
   fuse::MountOptions mo;
   mo.fsname = root;
   mo.debug = plan.cmd.debug_fuse;
+  mo.io_uring = !plan.cmd.no_io_uring;
   mo.allow_other = ::geteuid() == 0;
   mo.on_top = plan.mountpoint_dead;
   mo.kernel_options = plan.kernel_options;
@@ -408,6 +413,7 @@ int serve_files(const MountPlan& plan, int root_fd, Runtime& runtime, const sigs
   // Over the root with nobody left inside, names change only through the mount
   // and undo: a write may be judged by a cached path (fuse/path_cache.hpp).
   fso.stable_names = plan.mountpoint == plan.root && !plan.busy.watch;
+  fso.passthrough_reads = plan.cmd.passthrough_reads;
   fuse::Filesystem fs(root_fd, runtime.gate(), runtime.reporter(), fso);
   fs.set_journal(runtime.journal());
   fs.set_disk_reserve(&runtime.disk_reserve());

@@ -94,6 +94,18 @@ int run_unmount(const std::string& given, bool force) {
     base::UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (fd) pid = service::LongrunDir::lock_holder(fd.get());
   }
+  if (pid <= 0 && !force) {
+    // No daemon holds the root, yet the mount answered: one being torn down.
+    // Over io_uring the kernel ends a killed daemon's connection only once its
+    // rings are gone, after the process itself; removing the mount then would
+    // open the raw tree, as for a dead one. Kept, as a dead mount is.
+    std::fprintf(stderr,
+                 "note: no daemon serves %s; its mount stays, and the tree stays closed, "
+                 "until a daemon takes over (leasefs mount %s).\n"
+                 "To remove it and open the raw tree, run: leasefs unmount --force %s\n",
+                 path.c_str(), path.c_str(), path.c_str());
+    return 0;
+  }
   if (!fusermount({"-u"}, path) && !fusermount({"-uz"}, path)) {
     std::fprintf(stderr, "error: cannot unmount %s\n", path.c_str());
     return 1;

@@ -105,6 +105,12 @@ CLI::App* add_mount_command(CLI::App& app, leasefs::daemon::MountCommand& m,
                    "refused; repeatable)")
       ->option_text("OPTIONS");
   mount->add_flag("--debug-fuse", m.debug_fuse, "log every FUSE request (very verbose)");
+  mount->add_flag("--passthrough-reads", m.passthrough_reads,
+                  "let the kernel read files opened read-only straight from the tree (needs "
+                  "root; a write open of a file such a reader holds then fails with ETXTBSY)");
+  mount->add_flag("--no-io-uring", m.no_io_uring,
+                  "serve FUSE requests over /dev/fuse even where the kernel offers io_uring "
+                  "(/sys/module/fuse/parameters/enable_uring is Y)");
   mount->add_flag("--allow-busy", m.allow_busy,
                   "mount over ROOT even while processes are inside it; WEAKENS THE GATE: "
                   "those processes keep writing the tree beneath without a lease");

@@ -113,12 +113,16 @@ uint64_t Filesystem::adopt(std::unique_ptr<FileHandle> handle) {
   return reinterpret_cast<uint64_t>(key);
 }
 
-std::unique_ptr<FileHandle> Filesystem::disown(uint64_t fh) {
-  std::lock_guard lock(handles_mu_);
-  auto it = handles_.find(reinterpret_cast<const FileHandle*>(fh));
-  if (it == handles_.end()) return nullptr;
-  std::unique_ptr<FileHandle> handle = std::move(it->second);
-  handles_.erase(it);
+std::unique_ptr<FileHandle> Filesystem::disown(fuse_req_t req, uint64_t fh) {
+  std::unique_ptr<FileHandle> handle;
+  {
+    std::lock_guard lock(handles_mu_);
+    auto it = handles_.find(reinterpret_cast<const FileHandle*>(fh));
+    if (it == handles_.end()) return nullptr;
+    handle = std::move(it->second);
+    handles_.erase(it);
+  }
+  io_modes_.closed(req, handle->inode, handle->io_mode);
   return handle;
 }
 

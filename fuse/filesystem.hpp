@@ -23,6 +23,7 @@
 #include "base/disk_reserve.hpp"
 #include "fuse/inode.hpp"
 #include "fuse/inode_path_cache.hpp"
+#include "fuse/io_modes.hpp"
 #include "fuse/link_names.hpp"
 #include "fuse/lock_waits.hpp"
 #include "fuse/longrun_identity.hpp"
@@ -32,6 +33,7 @@
 #include "fuse/refusal_note.hpp"
 #include "fuse/reply.hpp"
 #include "fuse/temp_siblings.hpp"
+#include "fuse/transport.hpp"
 #include "gate/gate.hpp"
 #include "report/reporter.hpp"
 
@@ -58,6 +60,9 @@ struct FsOptions {
   // path a write through an open file is judged by is cached (path_cache.hpp);
   // otherwise it is resolved on every write.
   bool stable_names = false;
+  // Kernel passthrough for read-only opens (io_modes.hpp), where libfuse, the
+  // kernel and root allow it.
+  bool passthrough_reads = false;
 };
 
 // One open file. fh in fuse_file_info is its address.
@@ -75,7 +80,8 @@ struct FileHandle {
   std::string grant_id;  // grant in force at open
   gate::Caller opener;
   std::atomic<uint64_t> bytes_written{0};
-  CachedPath where;  // where the file is now, for gate_handle (path_cache.hpp)
+  CachedPath where;                     // where the file is now, for gate_handle (path_cache.hpp)
+  IoMode io_mode = IoMode::kUntracked;  // how the kernel reads it (io_modes.hpp)
 };
 
 class Filesystem final : public gate::PublishListener {
@@ -126,6 +132,9 @@ class Filesystem final : public gate::PublishListener {
   // open" (set at init, before any request).
   bool no_opendir() const noexcept { return no_opendir_; }
   void set_no_opendir(bool on) noexcept { no_opendir_ = on; }
+  // Which transport serves requests (transport.hpp); every request passes here.
+  TransportInUse& transport() noexcept { return transport_; }
+  const TransportInUse& transport() const noexcept { return transport_; }
 
   // Whether `name` in `parent` is (or would be) under .longrun.
   bool child_protected(const Inode& parent, std::string_view name) const noexcept {
@@ -238,7 +247,11 @@ class Filesystem final : public gate::PublishListener {
   // handles the kernel never releases (a lazy unmount while files are still open)
   // are freed with it rather than leaked.
   uint64_t adopt(std::unique_ptr<FileHandle> handle);
-  std::unique_ptr<FileHandle> disown(uint64_t fh);
+  // The handle leaves the table (released, or its open never reached the
+  // caller); its I/O mode is counted out (io_modes.hpp).
+  std::unique_ptr<FileHandle> disown(fuse_req_t req, uint64_t fh);
+  IoModes& io_modes() noexcept { return io_modes_; }
+  const IoModes& io_modes() const noexcept { return io_modes_; }
 
   static gate::Caller caller(fuse_req_t req) noexcept {
     const fuse_ctx* ctx = fuse_req_ctx(req);
@@ -278,6 +291,7 @@ class Filesystem final : public gate::PublishListener {
   base::DiskReserve* reserve_ = nullptr;
   FsOptions options_;
   bool no_opendir_ = false;
+  TransportInUse transport_;
   Inode root_;
   std::string root_prefix_;         // backing path of the root, as /proc/self/fd shows it
   std::unique_ptr<FdCache> cache_;  // before table_: inodes give their fds back to it
@@ -293,6 +307,7 @@ class Filesystem final : public gate::PublishListener {
   std::mutex handles_mu_;  // guards handles_; taken on open and release only
   std::unordered_map<const FileHandle*, std::unique_ptr<FileHandle>> handles_;
   LockWaits lock_waits_;
+  IoModes io_modes_;
   ParkedRequests parked_;  // last: its thread stops before anything it may use goes
 };
 
@@ -314,8 +329,9 @@ class ActAsCaller {
 };
 
 // Runs one operation body; any exception that escapes becomes EIO and a log line.
-// The body must send exactly one reply, as its last act. (libfuse disables thread
-// cancellation while a request is processed, so no forced unwind passes here.)
+// The body must send exactly one reply, as its last act. (libfuse's /dev/fuse
+// workers disable thread cancellation while a request is processed, and ring
+// threads are made to on their first request, so no forced unwind passes here.)
 template <class Fn>
 void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept;
 
@@ -340,6 +356,7 @@ namespace leasefs::fuse {
 
 template <class Fn>
 void guarded(fuse_req_t req, const char* op, Fn&& body) noexcept {
+  Filesystem::of(req).transport().on_request(req);
   try {
     body();
   } catch (const std::system_error& e) {

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <chrono>
 
+#include "fuse/caller_signals.hpp"
+#include "fuse/reply.hpp"
 #include "fuse/wakeup_signal.hpp"
 
 namespace leasefs::fuse {
@@ -67,6 +69,65 @@ void LockWaits::stop() {
   std::unique_lock lock(mu_);
   stopping_ = true;
   while (!waiters_.empty()) end(lock, *waiters_.front(), -ENOTCONN);
+  polled_added_.notify_all();
+  lock.unlock();
+  if (poller_.joinable()) poller_.join();
+}
+
+LockWaits::~LockWaits() {
+  stop();
+}
+
+bool LockWaits::wait_elsewhere(fuse_req_t req, int fd, int op, int* res) {
+  if (op & LOCK_NB) {
+    *res = ::flock(fd, op) == 0 ? 0 : -errno;
+    return false;
+  }
+  if (::flock(fd, op | LOCK_NB) == 0) {
+    *res = 0;
+    return false;
+  }
+  if (errno != EWOULDBLOCK) {
+    *res = -errno;
+    return false;
+  }
+  std::lock_guard lock(mu_);
+  if (stopping_) {
+    *res = -ENOTCONN;
+    return false;
+  }
+  polled_.push_back({req, fd, op, fuse_req_ctx(req)->pid});
+  if (!poller_.joinable()) poller_ = std::thread([this] { poll_waits(); });
+  polled_added_.notify_all();
+  return true;
+}
+
+void LockWaits::poll_waits() noexcept {
+  std::unique_lock lock(mu_);
+  while (true) {
+    polled_added_.wait(lock, [&] { return stopping_ || !polled_.empty(); });
+    for (auto it = polled_.begin(); it != polled_.end();) {
+      int res = 1;  // still waiting
+      if (stopping_) {
+        res = -ENOTCONN;
+      } else if (::flock(it->fd, it->op | LOCK_NB) == 0) {
+        res = 0;
+      } else if (errno != EWOULDBLOCK) {
+        res = -errno;
+      } else if (signal_pending(it->caller)) {
+        res = -EINTR;
+      }
+      if (res == 1) {
+        ++it;
+        continue;
+      }
+      reply_status(it->req, res);
+      it = polled_.erase(it);
+    }
+    if (stopping_ && polled_.empty()) return;
+    // A lock let go is seen within a few milliseconds; nothing wakes a poll.
+    polled_added_.wait_for(lock, std::chrono::milliseconds(5));
+  }
 }
 
 }  // namespace leasefs::fuse

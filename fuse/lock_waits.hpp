@@ -9,14 +9,23 @@
 // The waiting worker is woken with kWakeupSignal (wakeup_signal.hpp); whoever
 // ends a wait sends it again until the worker has left flock(), so a signal
 // that lands just before the call is never lost.
+//
+// Over io_uring (transport.hpp) the thread that runs a request serves a whole
+// CPU's queue, and libfuse 3.18 delivers no FUSE_INTERRUPT for ring requests.
+// So a lock that is not free at once is waited for by one polling thread
+// instead (wait_elsewhere), which replies when the lock is had, when the
+// caller has a signal pending that it does not block (read from
+// /proc/PID/status: the interrupt the kernel would have sent), or on stop().
 #pragma once
 
 #include <fuse_lowlevel.h>
 #include <pthread.h>
+#include <sys/types.h>
 
 #include <condition_variable>
 #include <list>
 #include <mutex>
+#include <thread>
 
 namespace leasefs::fuse {
 
@@ -29,10 +38,24 @@ class LockWaits {
   // flock(fd, op) on behalf of `req`: 0 or -errno; -EINTR when the request is
   // interrupted, -ENOTCONN once stop() was called.
   int flock(fuse_req_t req, int fd, int op);
-  // Ends every wait, now and later. Returns once no worker is left in flock().
+  // For a ring request: takes the lock at once if it is free and returns
+  // false (the caller replies with `*res`); else the request waits on the
+  // polling thread, which replies, and true.
+  bool wait_elsewhere(fuse_req_t req, int fd, int op, int* res);
+  // Ends every wait, now and later. Returns once no worker is left in flock()
+  // and the polling thread has answered its waits.
   void stop();
+  ~LockWaits();
 
  private:
+  struct Polled {
+    fuse_req_t req;
+    int fd;
+    int op;
+    pid_t caller;
+  };
+  void poll_waits() noexcept;
+
   struct Waiter {
     LockWaits* owner;
     pthread_t thread;
@@ -46,6 +69,9 @@ class LockWaits {
   std::condition_variable left_;
   std::list<Waiter*> waiters_;  // guarded by mu_: those in (or about to enter) flock()
   bool stopping_ = false;       // guarded by mu_
+  std::list<Polled> polled_;    // guarded by mu_: ring requests waiting for a lock
+  std::condition_variable polled_added_;
+  std::thread poller_;  // started with the first polled wait
 };
 
 }  // namespace leasefs::fuse

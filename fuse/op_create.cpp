@@ -85,6 +85,11 @@ int create_new(fuse_req_t req, Filesystem& fs, Inode& dir, const char* name, mod
     return -EACCES;
   }
   apply_cache_policy(fi, is_protected);
+  // A new file is written next, whatever its access mode: never passed through.
+  // (No reader of it can be passed through yet, but for a name raced onto an
+  // existing file.)
+  handle->io_mode = fs.io_modes().open_writer(handle->inode, is_protected);
+  if (handle->io_mode == IoMode::kRefused) return -ETXTBSY;
   fi->fh = fs.adopt(std::move(handle));
   return 0;
 }
@@ -144,7 +149,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
                     int res = do_create(req, fs, fs.inode(parent), name.c_str(), mode, &fi, &e);
                     if (res < 0) return res;
                     if (fuse_reply_create(req, &e, &fi) != 0) {
-                      fs.disown(fi.fh);
+                      fs.disown(req, fi.fh);
                       fs.table().forget(reinterpret_cast<Inode*>(e.ino), 1);
                     }
                     return 0;

@@ -8,7 +8,17 @@ namespace leasefs::fuse {
 // (lock_waits.hpp).
 void op_flock(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi, int op) {
   guarded(req, "flock", [&] {
-    reply_status(req, Filesystem::of(req).lock_waits().flock(req, handle_of(fi).fd.get(), op));
+    LockWaits& waits = Filesystem::of(req).lock_waits();
+    const int fd = handle_of(fi).fd.get();
+#if LEASEFS_FUSE_IO_URING
+    // A ring thread serves a whole CPU's queue: it never waits (lock_waits.hpp).
+    if (fuse_req_is_uring(req)) {
+      int res = 0;
+      if (!waits.wait_elsewhere(req, fd, op, &res)) reply_status(req, res);
+      return;
+    }
+#endif
+    reply_status(req, waits.flock(req, fd, op));
   });
 }
 

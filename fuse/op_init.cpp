@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include "fuse/operations.hpp"
 
 namespace leasefs::fuse {
@@ -39,6 +41,18 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   // the kernel (op_readdir.cpp).
   static_cast<Filesystem*>(userdata)->set_no_opendir(conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
   conn->max_write = 1u << 20;
+#if LEASEFS_FUSE_PASSTHROUGH
+  // Read-only opens are read by the kernel from the backing file (io_modes.hpp).
+  // Registering a backing file takes CAP_SYS_ADMIN: only a daemon run as root.
+  Filesystem& fs = *static_cast<Filesystem*>(userdata);
+  if (fs.options().passthrough_reads && (conn->capable & FUSE_CAP_PASSTHROUGH) &&
+      ::geteuid() == 0) {
+    conn->want |= FUSE_CAP_PASSTHROUGH;
+    // A root on overlayfs (stacked once) may still be passed through.
+    conn->max_backing_stack_depth = 1;
+    fs.io_modes().enable(true);
+  }
+#endif
 }
 
 }  // namespace leasefs::fuse

@@ -49,6 +49,20 @@ int open_inode(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi,
       return res;
     }
   }
+  // Before anything is opened or truncated: a writer beside a passed-through
+  // reader is refused here, not failed by the kernel after the open (io_modes.hpp).
+  if (handle->writable) {
+    handle->io_mode = fs.io_modes().open_writer(&inode, is_protected);
+    if (handle->io_mode == IoMode::kRefused) return -ETXTBSY;
+  }
+  struct Unreserve {  // a counted writer whose open fails is counted out
+    fuse_req_t req;
+    Filesystem& fs;
+    FileHandle* handle;
+    ~Unreserve() {
+      if (handle) fs.io_modes().closed(req, handle->inode, handle->io_mode);
+    }
+  } unreserve{req, fs, handle.get()};
   const int flags = (fi->flags & ~O_NOFOLLOW) | O_CLOEXEC;
   if (!handle->slot.take()) return -EMFILE;
   {
@@ -62,6 +76,10 @@ int open_inode(fuse_req_t req, Filesystem& fs, Inode& inode, fuse_file_info* fi,
       return res;
   }
   apply_cache_policy(fi, is_protected);
+  if (!handle->writable) {
+    handle->io_mode = fs.io_modes().open_reader(req, &inode, handle->fd.get(), is_protected, fi);
+  }
+  unreserve.handle = nullptr;  // from here the handle's release counts it out
   fi->fh = fs.adopt(std::move(handle));
   return 0;
 }
@@ -75,7 +93,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         if (int res = open_inode(req, fs, fs.inode(ino), &fi, false); res < 0) return res;
         if (fuse_reply_open(req, &fi) != 0) {
           // The opener went away (interrupted); no release will come for this handle.
-          fs.disown(fi.fh);
+          fs.disown(req, fi.fh);
         }
         return 0;
       },

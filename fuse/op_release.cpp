@@ -14,7 +14,7 @@ namespace leasefs::fuse {
 // reads without moving the file's access time (base/no_atime.hpp).
 void op_release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
   guarded(req, "release", [&] {
-    std::unique_ptr<FileHandle> handle = Filesystem::of(req).disown(fi->fh);
+    std::unique_ptr<FileHandle> handle = Filesystem::of(req).disown(req, fi->fh);
     if (!handle) return static_cast<void>(reply_status(req, 0));
     const uint64_t written = handle->bytes_written.load();
     if (written > 0) {

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "base/thread_name.hpp"
+#include "fuse/caller_signals.hpp"
+#include "fuse/libfuse_features.hpp"
 #include "fuse/reply.hpp"
 #include "gate/process_command.hpp"
 
@@ -107,7 +109,7 @@ bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot, No
     note_publication(snapshot);
     if (!channel_ || stopping_ || snapshot.turn != turn_ || rejected_.count(key)) return false;
     if (!keys_.count(key) && asks_.size() >= bound_) return false;
-    if (wait && parked_.size() >= kMaxParked) return false;
+    if (wait && parked_.size() >= max_parked_) return false;
     channel = channel_;
     raise = open_ask(key, !wait, &ask);
     if (wait) {
@@ -119,6 +121,10 @@ bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot, No
       p.ask = ask;
       p.deadline = Clock::now() + std::chrono::milliseconds(snapshot.ask_ms);
       p.turn = snapshot.turn;
+#if LEASEFS_FUSE_IO_URING
+      p.ring = fuse_req_is_uring(req);
+#endif
+      p.caller = fuse_req_ctx(req)->pid;
       parked_.emplace(parked, std::move(p));
     }
   }
@@ -255,6 +261,9 @@ void ParkedRequests::run() noexcept {
     auto next = Clock::time_point::max();
     std::vector<Done> done;
     for (auto it = parked_.begin(); it != parked_.end();) {
+      if (it->second.ring && it->second.registered && !it->second.interrupted) {
+        it->second.interrupted = signal_pending(it->second.caller);
+      }
       gate::AskEnd end = gate::AskEnd::kTimedOut;
       const Outcome o = outcome(it->second, now, &end);
       if (o != Outcome::kWaiting) {
@@ -264,6 +273,7 @@ void ParkedRequests::run() noexcept {
         continue;
       }
       next = std::min(next, it->second.deadline);
+      if (it->second.ring) next = std::min(next, now + kSignalPoll);
       ++it;
     }
     if (!done.empty()) {

@@ -42,8 +42,11 @@ class ParkedRequests final : public gate::AskWaiter {
   using Attempt = std::function<void(fuse_req_t)>;
   // Unanswered asks at once (distinct requests in front of the approver).
   static constexpr size_t kDefaultBound = 16;
-  // Requests parked at once, over all asks: memory only, no thread each.
+  // Requests parked at once, over all asks: memory only, no thread each (over
+  // /dev/fuse; over io_uring each keeps a ring entry, fuse/transport.hpp).
   static constexpr size_t kMaxParked = 4096;
+  // How often a request parked over io_uring looks for a signal to its caller.
+  static constexpr std::chrono::milliseconds kSignalPoll{10};
 
   explicit ParkedRequests(size_t bound = kDefaultBound) : bound_(bound) {}
   ~ParkedRequests() override;
@@ -53,6 +56,9 @@ class ParkedRequests final : public gate::AskWaiter {
   // Before mounting: where asks go (nullptr: ask mode is off whatever the snapshot
   // says). Starts the replying thread.
   void attach(gate::AskChannel* channel);
+  // Before mounting: fewer requests park at once than kMaxParked; past `n` a
+  // refused open fails at once, as past the bound.
+  void set_max_parked(size_t n) noexcept { max_parked_ = n; }
 
   // Puts a refusal to a person when `snapshot` has ask mode on, the refusal may
   // be asked (gate::may_ask), it is not one a person already rejected this turn,
@@ -85,6 +91,10 @@ class ParkedRequests final : public gate::AskWaiter {
     uint64_t turn = 0;
     bool registered = false;  // its interrupt callback is set: the thread may reply
     bool interrupted = false;
+    // Came over io_uring, where no interrupt is delivered: the thread looks at
+    // the caller's signals instead (caller_signals.hpp).
+    bool ring = false;
+    pid_t caller = 0;
     Answer answer = Answer::kNone;
   };
   // An unanswered ask of this turn: its request stays open while someone waits
@@ -112,6 +122,7 @@ class ParkedRequests final : public gate::AskWaiter {
   void note_publication(const gate::GateSnapshot& snapshot);  // caller holds mu_
 
   const size_t bound_;
+  size_t max_parked_ = kMaxParked;
   gate::AskChannel* channel_ = nullptr;
   mutable std::mutex mu_;
   std::condition_variable cv_;

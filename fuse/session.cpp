@@ -2,6 +2,7 @@
 
 #include <fuse_lowlevel.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "fuse/mount_options.hpp"
 #include "fuse/operations.hpp"
 #include "fuse/takeover.hpp"
+#include "fuse/transport.hpp"
 #include "fuse/wakeup_signal.hpp"
 
 namespace leasefs::fuse {
@@ -36,6 +38,19 @@ Session::Session(Filesystem& fs, std::string mountpoint, const MountOptions& opt
   if (options.allow_other) opts += ",allow_other";
   opts += ",default_permissions";
   for (const std::string& option : options.kernel_options) opts += "," + option;
+  asked_io_uring_ = kBuiltWithIoUring && options.io_uring && kernel_offers_io_uring();
+  if (asked_io_uring_) {
+    opts += ",io_uring,io_uring_q_depth=" + std::to_string(kRingQueueDepth);
+    // Parked requests keep their ring entries: never all of a queue's.
+    fs_.parked().set_max_parked(kRingMaxParked);
+    spdlog::info("asking the kernel for fuse-over-io_uring ({} entries per CPU queue)",
+                 kRingQueueDepth);
+  } else {
+    spdlog::info("FUSE requests are served over /dev/fuse ({})",
+                 !kBuiltWithIoUring  ? "built without io_uring: libfuse < 3.18"
+                 : !options.io_uring ? "--no-io-uring"
+                                     : "the kernel's enable_uring is N");
+  }
   std::vector<std::string> argv_store = {"leasefs", "-o", opts};
   if (options.debug) argv_store.push_back("-d");
   std::vector<char*> argv;

@@ -27,6 +27,9 @@ struct MountOptions {
   bool on_top = false;
   // Standard mount options from `-o`, checked by fuse/mount_options.hpp.
   std::vector<std::string> kernel_options;
+  // Ask for fuse-over-io_uring when libfuse has it and the kernel offers it
+  // (transport.hpp); otherwise, or when off, requests come over /dev/fuse.
+  bool io_uring = true;
 };
 
 class Session {
@@ -49,6 +52,9 @@ class Session {
   void unmount() noexcept;
 
   const std::string& mountpoint() const noexcept { return mountpoint_; }
+  // Whether io_uring was asked for at mount; the kernel answers at INIT, and
+  // Filesystem::transport() says what serves.
+  bool asked_io_uring() const noexcept { return asked_io_uring_; }
   fuse_session* raw() noexcept { return se_; }
 
  private:
@@ -56,6 +62,7 @@ class Session {
   fuse_session* se_ = nullptr;
   std::string mountpoint_;
   unsigned max_threads_;
+  bool asked_io_uring_ = false;
   std::atomic<bool> mounted_{false};  // unmount() may come from the signal thread
   std::string on_top_device_;         // set when mounted on top: our entry's device in mountinfo
   std::mutex run_mu_;

@@ -44,6 +44,7 @@ class MountedFs {
   const std::string& mnt() const { return mnt_; }          // the mount
   gate::Gate& gate() { return gate_; }
   report::Reporter& reporter() { return reporter_; }
+  const fuse::Filesystem& filesystem() const { return *fs_; }
 
   // An in-progress task holding one unrestricted grant for turn 1.
   void grant();
