@@ -43,7 +43,7 @@ Session::Session(Filesystem& fs, std::string mountpoint, const MountOptions& opt
     opts += ",io_uring,io_uring_q_depth=" + std::to_string(kRingQueueDepth);
     // Parked requests keep their ring entries: never all of a queue's.
     fs_.parked().set_max_parked(kRingMaxParked);
-    spdlog::info("asking the kernel for fuse-over-io_uring ({} entries per CPU queue)",
+    spdlog::debug("asking the kernel for fuse-over-io_uring ({} entries per CPU queue)",
                  kRingQueueDepth);
   } else {
     spdlog::info("FUSE requests are served over /dev/fuse ({})",

@@ -9,6 +9,7 @@
 // UID's (user_id=UID, group_id=UID), as fusermount3 would have.
 #include <fcntl.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +32,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s UID BACKING MOUNTPOINT\n", argv[0]);
     return 2;
   }
+  // Its stdout says "ready" and nothing else: the tests read it.
+  spdlog::set_level(spdlog::level::warn);
   const uid_t uid = static_cast<uid_t>(std::strtoul(argv[1], nullptr, 10));
   // The group too: FUSE lets in only the mounter's uid and gid (65534:65534 here).
   if (::geteuid() == 0 && (::setresgid(uid, 0, 0) != 0 || ::setresuid(uid, 0, 0) != 0)) {
