@@ -44,7 +44,7 @@ Session::Session(Filesystem& fs, std::string mountpoint, const MountOptions& opt
     // Parked requests keep their ring entries: never all of a queue's.
     fs_.parked().set_max_parked(kRingMaxParked);
     spdlog::debug("asking the kernel for fuse-over-io_uring ({} entries per CPU queue)",
-                 kRingQueueDepth);
+                  kRingQueueDepth);
   } else {
     spdlog::info("FUSE requests are served over /dev/fuse ({})",
                  !kBuiltWithIoUring  ? "built without io_uring: libfuse < 3.18"
