@@ -393,15 +393,16 @@ std::size_t AuditLog::count() {
   return static_cast<std::size_t>(last_seq_);
 }
 
+std::string AuditLog::contents() {
+  std::lock_guard lock(mutex_);
+  base::UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!reader) throw_errno("open", path_);
+  return read_all(reader.get(), path_);
+}
+
 std::vector<json> AuditLog::select(const AuditQuery& query, std::size_t max,
                                    std::size_t* left_out) {
-  std::string data;
-  {
-    std::lock_guard lock(mutex_);
-    base::UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!reader) throw_errno("open", path_);
-    data = read_all(reader.get(), path_);
-  }
+  const std::string data = contents();
   std::deque<json> events;
   AuditMatcher matcher(query);
   *left_out = 0;
@@ -421,13 +422,7 @@ std::vector<json> AuditLog::select(const AuditQuery& query, std::size_t max,
 }
 
 std::vector<AuditLink> AuditLog::links() {
-  std::string data;
-  {
-    std::lock_guard lock(mutex_);
-    base::UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!reader) throw_errno("open", path_);
-    data = read_all(reader.get(), path_);
-  }
+  const std::string data = contents();
   std::vector<AuditLink> out;
   bool torn_tail = false;
   for (std::string_view line : split_lines(data, &torn_tail)) {
@@ -452,13 +447,7 @@ std::vector<AuditLink> AuditLog::links() {
 }
 
 std::vector<RawRecord> AuditLog::lines_after(std::uint64_t after, std::size_t max) {
-  std::string data;
-  {
-    std::lock_guard lock(mutex_);
-    base::UniqueFd reader(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!reader) throw_errno("open", path_);
-    data = read_all(reader.get(), path_);
-  }
+  const std::string data = contents();
   std::vector<RawRecord> out;
   for (std::size_t pos = 0; pos < data.size() && out.size() < max;) {
     std::size_t newline = data.find('\n', pos);

@@ -112,6 +112,8 @@ class AuditLog {
 
  private:
   void open_and_continue();
+  // The whole file as it is now, read under the lock (appends are whole lines).
+  std::string contents();
 
   std::mutex mutex_;  // guards everything below
   std::string path_;
