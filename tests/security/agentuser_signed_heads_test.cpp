@@ -116,14 +116,20 @@ TEST_F(SignedHeadsTest, F5_EachTurnEndsWithOneSignedHeadThatVerifies) {
       << status.output;
   ASSERT_NO_FATAL_FAILURE(turns(4, heads));
 
-  // Each head is recorded in the chain after it, with the size it signed.
+  // Each head is recorded in the chain after it, with the size it signed (a
+  // moment after the head itself is in its file).
+  auto recorded = [&] {
+    const std::string text = read_text(log);
+    size_t n = 0;
+    for (size_t at = text.find("\"type\":\"head_signed\""); at != std::string::npos;
+         at = text.find("\"type\":\"head_signed\"", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_TRUE(wait_until([&] { return recorded() >= 4; }, 20));
+  EXPECT_EQ(recorded(), 4u);
   const std::string audit = read_text(log);
-  size_t recorded = 0;
-  for (size_t at = audit.find("\"type\":\"head_signed\""); at != std::string::npos;
-       at = audit.find("\"type\":\"head_signed\"", at + 1)) {
-    ++recorded;
-  }
-  EXPECT_EQ(recorded, 4u);
   // Named by the turn that ended: `turn` ends the one before it, `end-turn` its own.
   for (const char* ended :
        {"\"turn\":0,\"type\":\"head_signed\"", "\"turn\":2,\"type\":\"head_signed\""}) {
