@@ -406,7 +406,8 @@ void Filesystem::refuse(gate::Op op, std::string_view path, const gate::Caller& 
 bool Filesystem::park(fuse_req_t req, NotedRefusal& noted, ParkedRequests::Attempt attempt,
                       bool wait) {
   auto snapshot = gate_.snapshot();
-  return parked_.park(req, *snapshot, noted, caller(req), std::move(attempt), wait);
+  return parked_.park(req, *snapshot, noted, caller(req), std::move(attempt), wait,
+                      !transport_.interrupts_reach(req));
 }
 
 void Filesystem::report_allowed(gate::Op op, std::string path, const gate::Caller& caller,

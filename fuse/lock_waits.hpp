@@ -11,8 +11,9 @@
 // that lands just before the call is never lost.
 //
 // Over io_uring (transport.hpp) the thread that runs a request serves a whole
-// CPU's queue, and libfuse 3.18 delivers no FUSE_INTERRUPT for ring requests.
-// So a lock that is not free at once is waited for by one polling thread
+// CPU's queue, and no FUSE_INTERRUPT reaches a request's callback
+// (TransportInUse::interrupts_reach). So a lock that is not free at once is
+// waited for by one polling thread
 // instead (wait_elsewhere), which replies when the lock is had, when the
 // caller has a signal pending that it does not block (read from
 // /proc/PID/status: the interrupt the kernel would have sent), or on stop().
@@ -38,7 +39,7 @@ class LockWaits {
   // flock(fd, op) on behalf of `req`: 0 or -errno; -EINTR when the request is
   // interrupted, -ENOTCONN once stop() was called.
   int flock(fuse_req_t req, int fd, int op);
-  // For a ring request: takes the lock at once if it is free and returns
+  // For a request no interrupt reaches: takes the lock at once if it is free and returns
   // false (the caller replies with `*res`); else the request waits on the
   // polling thread, which replies, and true.
   bool wait_elsewhere(fuse_req_t req, int fd, int op, int* res);
@@ -69,7 +70,7 @@ class LockWaits {
   std::condition_variable left_;
   std::list<Waiter*> waiters_;  // guarded by mu_: those in (or about to enter) flock()
   bool stopping_ = false;       // guarded by mu_
-  std::list<Polled> polled_;    // guarded by mu_: ring requests waiting for a lock
+  std::list<Polled> polled_;    // guarded by mu_: requests waiting for a lock, polled
   std::condition_variable polled_added_;
   std::thread poller_;  // started with the first polled wait
 };

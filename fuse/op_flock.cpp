@@ -8,16 +8,16 @@ namespace leasefs::fuse {
 // (lock_waits.hpp).
 void op_flock(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi, int op) {
   guarded(req, "flock", [&] {
-    LockWaits& waits = Filesystem::of(req).lock_waits();
+    Filesystem& fs = Filesystem::of(req);
+    LockWaits& waits = fs.lock_waits();
     const int fd = handle_of(fi).fd.get();
-#if LEASEFS_FUSE_IO_URING
-    // A ring thread serves a whole CPU's queue: it never waits (lock_waits.hpp).
-    if (fuse_req_is_uring(req)) {
+    // A ring thread serves a whole CPU's queue: it never waits; nor does a
+    // request no interrupt would end (lock_waits.hpp).
+    if (!fs.transport().interrupts_reach(req)) {
       int res = 0;
       if (!waits.wait_elsewhere(req, fd, op, &res)) reply_status(req, res);
       return;
     }
-#endif
     reply_status(req, waits.flock(req, fd, op));
   });
 }

@@ -41,10 +41,18 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   // the kernel (op_readdir.cpp).
   static_cast<Filesystem*>(userdata)->set_no_opendir(conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
   conn->max_write = 1u << 20;
+  Filesystem& fs = *static_cast<Filesystem*>(userdata);
+#if LEASEFS_FUSE_IO_URING
+  // Over a ring no interrupt is matched to its request (transport.hpp): the
+  // kernel is told to send none, and waits look at their callers' signals.
+  if (conn->capable_ext & FUSE_CAP_OVER_IO_URING) {
+    conn->no_interrupt = 1;
+    fs.transport().set_interrupts_off();
+  }
+#endif
 #if LEASEFS_FUSE_PASSTHROUGH
   // Read-only opens are read by the kernel from the backing file (io_modes.hpp).
   // Registering a backing file takes CAP_SYS_ADMIN: only a daemon run as root.
-  Filesystem& fs = *static_cast<Filesystem*>(userdata);
   if (fs.options().passthrough_reads && (conn->capable & FUSE_CAP_PASSTHROUGH) &&
       ::geteuid() == 0) {
     conn->want |= FUSE_CAP_PASSTHROUGH;

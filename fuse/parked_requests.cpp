@@ -93,7 +93,7 @@ void ParkedRequests::drop_ask(uint64_t ask) {
 }
 
 bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot, NotedRefusal& refusal,
-                          const gate::Caller& caller, Attempt attempt, bool wait) {
+                          const gate::Caller& caller, Attempt attempt, bool wait, bool polled) {
   if (snapshot.ask_ms <= 0) return false;
   std::vector<std::string> all = refusal.paths;
   all.insert(all.end(), refusal.trees.begin(), refusal.trees.end());
@@ -121,9 +121,7 @@ bool ParkedRequests::park(fuse_req_t req, const gate::GateSnapshot& snapshot, No
       p.ask = ask;
       p.deadline = Clock::now() + std::chrono::milliseconds(snapshot.ask_ms);
       p.turn = snapshot.turn;
-#if LEASEFS_FUSE_IO_URING
-      p.ring = fuse_req_is_uring(req);
-#endif
+      p.polled = polled;
       p.caller = fuse_req_ctx(req)->pid;
       parked_.emplace(parked, std::move(p));
     }
@@ -261,7 +259,7 @@ void ParkedRequests::run() noexcept {
     auto next = Clock::time_point::max();
     std::vector<Done> done;
     for (auto it = parked_.begin(); it != parked_.end();) {
-      if (it->second.ring && it->second.registered && !it->second.interrupted) {
+      if (it->second.polled && it->second.registered && !it->second.interrupted) {
         it->second.interrupted = signal_pending(it->second.caller);
       }
       gate::AskEnd end = gate::AskEnd::kTimedOut;
@@ -273,7 +271,7 @@ void ParkedRequests::run() noexcept {
         continue;
       }
       next = std::min(next, it->second.deadline);
-      if (it->second.ring) next = std::min(next, now + kSignalPoll);
+      if (it->second.polled) next = std::min(next, now + kSignalPoll);
       ++it;
     }
     if (!done.empty()) {

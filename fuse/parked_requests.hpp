@@ -67,8 +67,9 @@ class ParkedRequests final : public gate::AskWaiter {
   // Parked, it takes `refusal.report`, made when the wait ends without letting
   // the operation through. Without, files the request only and returns false. False: the caller
   // fails the request at once.
+  // `polled`: no interrupt reaches `req`, so its caller's signals are looked at.
   bool park(fuse_req_t req, const gate::GateSnapshot& snapshot, NotedRefusal& refusal,
-            const gate::Caller& caller, Attempt attempt, bool wait);
+            const gate::Caller& caller, Attempt attempt, bool wait, bool polled);
 
   void on_answer(uint64_t id, bool approved) noexcept override;
   // A publication: asks of an earlier turn, or of a task no longer in progress, end.
@@ -91,9 +92,9 @@ class ParkedRequests final : public gate::AskWaiter {
     uint64_t turn = 0;
     bool registered = false;  // its interrupt callback is set: the thread may reply
     bool interrupted = false;
-    // Came over io_uring, where no interrupt is delivered: the thread looks at
-    // the caller's signals instead (caller_signals.hpp).
-    bool ring = false;
+    // No interrupt reaches it (TransportInUse::interrupts_reach): the thread
+    // looks at the caller's signals instead (caller_signals.hpp).
+    bool polled = false;
     pid_t caller = 0;
     Answer answer = Answer::kNone;
   };

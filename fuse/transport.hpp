@@ -45,6 +45,25 @@ class TransportInUse {
   Transport get() const noexcept {
     return ring_.load(std::memory_order_relaxed) ? Transport::kIoUring : Transport::kDevFuse;
   }
+  // Whether the kernel's FUSE_INTERRUPT reaches `req`'s interrupt callback
+  // (fuse_req_interrupt_func). libfuse 3.18 matches an interrupt only with a
+  // request read from /dev/fuse: one for a ring request stays queued in the
+  // session forever, 128 bytes each. So where a ring may serve, op_init asks the
+  // kernel for no interrupts at all (conn->no_interrupt), and a request that
+  // waits (a lock, an ask) looks at its caller's pending signals itself
+  // (caller_signals.hpp), whichever way it came.
+  bool interrupts_reach(fuse_req_t req) const noexcept {
+#if LEASEFS_FUSE_IO_URING
+    if (fuse_req_is_uring(req)) return false;
+#else
+    (void)req;
+#endif
+    return !interrupts_off_.load(std::memory_order_relaxed);
+  }
+  void set_interrupts_off() noexcept {
+    interrupts_off_.store(true, std::memory_order_relaxed);
+  }
+
   // First on each serving thread: a ring thread is noted, and made safe to
   // end (see transport.cpp). Cheap after the first call on a thread.
   void on_request(fuse_req_t req) noexcept {
@@ -58,6 +77,7 @@ class TransportInUse {
  private:
   void first_on_thread(fuse_req_t req) noexcept;
   std::atomic<bool> ring_{false};
+  std::atomic<bool> interrupts_off_{false};
 };
 
 }  // namespace leasefs::fuse
