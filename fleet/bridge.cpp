@@ -135,6 +135,9 @@ void Bridge::pass() {
         json ack = w.call("watch");
         if (ack.value("ok", false)) d.watch = std::move(w);
         d.told_centre.clear();  // a daemon that restarted knows nothing yet
+        // Events just before the subscription may have records not yet written
+        // (an apply by a bridge that died): one more pass a moment later ships them.
+        settle_ = Clock::now() + kSettle;
       }
       tell_centre(d, true, "the bridge reaches the ledger as " + machine_, periodic);
       sync(d);

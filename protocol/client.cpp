@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "protocol/request.hpp"
@@ -50,15 +51,19 @@ std::optional<std::string> Client::read_line(std::chrono::milliseconds timeout) 
       return line;
     }
     if (!fd_) throw NoDaemon("connection to " + path_ + " is closed");
+    // A timeout that has run out (or was 0) still takes what the socket holds
+    // now: a caller that saw it readable must get the line, not spin on it.
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return std::nullopt;
     pollfd p{fd_.get(), POLLIN, 0};
-    int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1'000'000)));
+    int r = ::poll(&p, 1, static_cast<int>(std::clamp<int64_t>(left.count(), 0, 1'000'000)));
     if (r < 0) {
       if (errno == EINTR) continue;
       throw NoDaemon(std::string("poll: ") + std::strerror(errno));
     }
-    if (r == 0) continue;
+    if (r == 0) {
+      if (left.count() <= 0) return std::nullopt;
+      continue;
+    }
     char buf[65536];
     ssize_t n = ::recv(fd_.get(), buf, sizeof(buf), 0);
     if (n < 0) {

@@ -21,6 +21,8 @@ namespace leasefs::test {
 namespace {
 
 constexpr int kKills = 50;
+// Rounds of the systemd path, each with the unit's whole RestartSec= (2 s) open.
+constexpr int kUnitRestarts = 8;
 
 class RestartTest : public FdcrashTest {
  protected:
@@ -254,7 +256,7 @@ TEST_F(RestartTest, SystemdRestartPathLandsNothing) {
   pid_t pid = exec_start();
   ASSERT_TRUE(wait_until([&] { return live(); }));
   start_agent();
-  for (int i = 0; i < kKills; ++i) {
+  for (int i = 0; i < kUnitRestarts; ++i) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
     for (const auto& argv : stop) run_argv(argv);
