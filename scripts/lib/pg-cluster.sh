@@ -2,6 +2,7 @@
 # (scripts/fleet-story, bench/fleet_load.sh). Run as root; the server runs as
 # `postgres`. The administrator is fleet_admin, with a random password kept in
 # DIR/admin.pgpass (0600) and DIR/admin.conninfo (0600, for leasefs-bridge migrate).
+# DIR's parent must let postgres through (mode 755).
 #   pg_cluster_init DIR PORT LISTEN [SETTING...]   initdb into DIR/data; LISTEN is
 #                                                  listen_addresses ('' for the Unix socket only)
 #   pg_cluster_start / pg_cluster_stop [MODE]      pg_ctl start -w / stop -m MODE (fast)
