@@ -41,7 +41,7 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   // the kernel (op_readdir.cpp).
   static_cast<Filesystem*>(userdata)->set_no_opendir(conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
   conn->max_write = 1u << 20;
-  Filesystem& fs = *static_cast<Filesystem*>(userdata);
+  [[maybe_unused]] Filesystem& fs = *static_cast<Filesystem*>(userdata);  // unused on libfuse 3.14
 #if LEASEFS_FUSE_IO_URING
   // Over a ring no interrupt is matched to its request (transport.hpp): the
   // kernel is told to send none, and waits look at their callers' signals.
