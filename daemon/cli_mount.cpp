@@ -36,6 +36,7 @@
 #include "daemon/busy_root.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/cli_agent.hpp"
+#include "daemon/file_plane_status.hpp"
 #include "daemon/git_exclude.hpp"
 #include "daemon/mount_table.hpp"
 #include "daemon/mount_watch.hpp"
@@ -79,81 +80,6 @@ std::optional<std::string> real_path(const std::string& path, std::string* error
 bool is_dir(const std::string& path) {
   struct stat st {};
   return fuse::dead_leasefs_mount(path) || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
-}
-
-struct BusyWatch {
-  bool watch = false;  // mounted over a busy root with --allow-busy
-  std::string root;
-  dev_t dev = 0;
-};
-
-// The `file_plane` object of `status`: the daemon's descriptors against its
-// budget, and the inode cache.
-// `busy`: the tree was mounted over with --allow-busy while these processes
-// reached it; they are looked for again on every status while any lives.
-// The daemon's open descriptors for status, read from /proc/self/fd at most once
-// a second: with thousands of inode fds cached a scan is not free, and status
-// may be asked many times a second. A scan of more than kScannedOnTheLoop
-// entries is left to a thread that may wait (base/would_block.hpp).
-class OpenFdCount {
- public:
-  size_t get() {
-    auto lock = base::lock_or_would_block(mu_);
-    const auto now = std::chrono::steady_clock::now();
-    if (counted_ && now - at_ < std::chrono::seconds(1)) return n_;
-    if (fuse::fd_budget().in_use() > kScannedOnTheLoop) base::would_block_here();
-    n_ = fuse::count_open_fds();
-    at_ = now;
-    counted_ = true;
-    return n_;
-  }
-
- private:
-  static constexpr size_t kScannedOnTheLoop = 1024;
-  std::mutex mu_;
-  bool counted_ = false;
-  std::chrono::steady_clock::time_point at_;
-  size_t n_ = 0;
-};
-
-nlohmann::json file_plane_status(const fuse::Filesystem& fs, const BusyWatch& busy,
-                                 OpenFdCount& open_fds) {
-  const fuse::FdBudget& budget = fuse::fd_budget();
-  // A scan of every process's descriptors is left to a thread that may wait.
-  if (busy.watch) base::would_block_here();
-  const fuse::FdCache::Stats cache = fs.fd_cache().stats();
-  nlohmann::json busy_json = nlohmann::json::array();
-  if (busy.watch) {
-    for (const BusyProcess& p : find_busy_processes(busy.root, busy.dev, ::getpid())) {
-      busy_json.push_back({{"pid", p.pid}, {"command", p.command}, {"where", p.where}});
-    }
-  }
-  nlohmann::json out = {
-      {"fds",
-       {{"open", open_fds.get()},
-        {"limit", budget.limit()},
-        {"reserve", fuse::FdBudget::kReserve},
-        {"file_plane", budget.in_use()},
-        {"file_plane_ceiling", budget.ceiling()},
-        {"refused", budget.refused()}}},
-      {"inode_cache",
-       {{"open", cache.open},
-        {"capacity", cache.capacity},
-        {"kept_without_handle", cache.kept},
-        {"hits", cache.hits},
-        {"misses", cache.misses},
-        {"evictions", cache.evictions}}},
-      {"transport", fuse::transport_name(fs.transport().get())},
-      {"passthrough",
-       {{"on", fs.io_modes().enabled()}, {"open", fs.io_modes().passthrough_open()}}},
-      {"inodes", fs.table().size()},
-      {"busy_processes", busy_json}};
-  if (!busy_json.empty()) {
-    out["warning"] = std::to_string(busy_json.size()) +
-                     " process(es) reached the tree before it was mounted over (--allow-busy) "
-                     "and can still write it beneath the mount, without a lease";
-  }
-  return out;
 }
 
 // Reports the outcome to whoever waits: the parent through a pipe ("OK ..." or
