@@ -32,7 +32,7 @@ for f in usr/bin/leasefs usr/bin/leasectl usr/bin/leasefs-agent-turn \
          usr/share/man/man8/leasefs.8.gz usr/share/man/man1/leasectl.1.gz \
          usr/share/bash-completion/completions/leasefs usr/share/bash-completion/completions/leasectl \
          usr/lib/systemd/system/leasefs@.service usr/lib/systemd/user/leasefs@.service \
-         usr/share/doc/leasefs/README.md usr/sbin/mount.fuse.leasefs etc/leasefs/leasefs.env.example; do
+         usr/share/doc/leasefs/README.md usr/share/doc/leasefs/docs/leases.md usr/sbin/mount.fuse.leasefs etc/leasefs/leasefs.env.example; do
   [ -e "$root/$f" ] || fail "$f is missing from the package"
 done
 for b in leasefs leasectl; do
