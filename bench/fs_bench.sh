@@ -67,6 +67,7 @@
 #        FS_BENCH_FILES (small files, 10000 also when quick), FS_BENCH_RUNTIME (s per
 #        random job, 10; quick 3), FS_BENCH_ENOSYS=1 (add the enosys column),
 #        FS_BENCH_FRESH_FS=1 (a fresh ext4 per column and pass),
+#        FS_BENCH_TOOLS (1: the real tools' lines, tools_target below; 0 leaves them out),
 #        FS_BENCH_PASSES (1), FS_BENCH_COLUMNS (which columns, in pass 1's order;
 #        default "native bindfs daemon nojrnl bench gateoff hp hpnowb hp318")
 set -euo pipefail
@@ -173,7 +174,37 @@ for i in range(int(sys.argv[1])):
   t=$(now); grep -r "define" "$d/src" >/dev/null || true; R[$label,grep]=$(elapsed "$t")
   t=$(now); grep -r "define" "$d/src" >/dev/null || true; R[$label,grep_warm]=$(elapsed "$t")
   rm -rf "$d/src" "$d/.git" 2>/dev/null || true
+  [ "${#TOOL_KEYS[@]}" -gt 0 ] && tools_target "$label" "$d"
+  return 0
 }
+
+# The real tools an agent runs, each timed as a whole (FS_BENCH_TOOLS=1, the
+# default): a local `git clone` of this repository, a meson + ninja build of
+# libfuse's source, `npm ci` of a lockfile from a warm cache, and `rm -rf` of
+# all three trees; tools_total is their sum. A tool that could not be prepared
+# is left out of every column, with the reason said once at the start.
+tools_target() {  # label dir
+  local label=$1 d=$2 t total=0 k
+  if want_tool git_clone; then
+    t=$(now); git clone -q --no-local "$TOOLS_REPO" "$d/clone"; R[$label,git_clone]=$(elapsed "$t")
+  fi
+  if want_tool meson_build; then
+    mkdir -p "$d/meson" && tar -xf "$WORK/meson.tar" -C "$d/meson"
+    # Nothing is installed: the udev and init script directories are only named.
+    t=$(now); (cd "$d/meson/tree" && meson setup build -Dudevrulesdir=/nonexistent -Dinitscriptdir= -Duseroot=false \
+      >/dev/null && ninja -C build >/dev/null)
+    R[$label,meson_build]=$(elapsed "$t")
+  fi
+  if want_tool npm_ci; then
+    mkdir -p "$d/npm" && cp "$WORK/npm/package.json" "$WORK/npm/package-lock.json" "$d/npm/"
+    t=$(now); (cd "$d/npm" && npm ci --offline --no-audit --no-fund --ignore-scripts >/dev/null 2>&1)
+    R[$label,npm_ci]=$(elapsed "$t")
+  fi
+  t=$(now); rm -rf "$d/clone" "$d/meson" "$d/npm"; R[$label,rm_rf]=$(elapsed "$t")
+  for k in "${TOOL_KEYS[@]}"; do [ "$k" = tools_total ] || total=$(echo "$total + ${R[$label,$k]}" | bc -l); done
+  R[$label,tools_total]=$total
+}
+want_tool() { [[ " ${TOOL_KEYS[*]} " == *" $1 "* ]]; }
 
 # shellcheck source=bench/wait_mounted.sh
 . "$(dirname "$0")/wait_mounted.sh"
@@ -181,6 +212,7 @@ for i in range(int(sys.argv[1])):
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "building a source tree to untar (/usr/include)..." >&2
 tar -cf "$WORK/tree.tar" -C /usr include 2>/dev/null
+
 
 mkdir -p "$WORK/mnt-bindfs" "$WORK/mnt-bench" "$WORK/mnt-gateoff" "$WORK/mnt-hp" \
   "$WORK/mnt-enosys" "$WORK/mnt-hpnowb" "$WORK/mnt-hp318"
@@ -263,6 +295,28 @@ for c in hp hpnowb hp318; do
   fi
 done
 
+# The real tools' inputs, made once and outside every timing.
+TOOL_KEYS=()
+if [ "${FS_BENCH_TOOLS:-1}" = 1 ]; then
+  TOOLS_REPO="file://$(cd "$(dirname "$0")/.." && pwd)"
+  if git ls-remote "$TOOLS_REPO" HEAD >/dev/null 2>&1; then TOOL_KEYS+=(git_clone)
+  else echo "tools: no git_clone line (this checkout is not a git repository)" >&2; fi
+  if command -v meson >/dev/null && command -v ninja >/dev/null && MESON_SRC=${HP_SRC:-$(fetch_hp_source)}; then
+    tar -cf "$WORK/meson.tar" -C "$(dirname "$MESON_SRC")/.." "$(basename "$(dirname "$MESON_SRC")")" && TOOL_KEYS+=(meson_build)
+  else echo "tools: no meson_build line (meson, ninja or libfuse's source is missing)" >&2; fi
+  # A lockfile of ~5,000 installed files, resolved and cached by one native `npm ci`.
+  mkdir -p "$WORK/npm"
+  printf '{"name":"fs-bench","version":"1.0.0","private":true,"dependencies":{"eslint":"8.57.0","webpack":"5.91.0","typescript":"5.4.5"}}\n' \
+    >"$WORK/npm/package.json"
+  if command -v npm >/dev/null && (cd "$WORK/npm" && npm install --package-lock-only --no-audit --no-fund >/dev/null 2>&1 &&
+    npm ci --no-audit --no-fund --ignore-scripts >/dev/null 2>&1); then
+    echo "tools: npm ci installs $(find "$WORK/npm/node_modules" -type f | wc -l) files" >&2
+    rm -rf "$WORK/npm/node_modules"
+    TOOL_KEYS+=(npm_ci)
+  else echo "tools: no npm_ci line (npm, or the registry to fill its cache, is missing)" >&2; fi
+  TOOL_KEYS+=(rm_rf tools_total)
+fi
+
 # A freshly made ext4 for one column's run (FS_BENCH_FRESH_FS); its mount point.
 fresh_fs() {  # column
   local img="$WORK/img-$1" mp="$WORK/fs-$1"
@@ -337,6 +391,7 @@ done
 KEYS="seqwrite:MiB/s:1 seqread:MiB/s:1 seqread_cached:MiB/s:1 randread:IOPS:1 randwrite:IOPS:1
 create:s:0 stat:s:0 stat_warm:s:0 write_small:s:0 stat_written:s:0 stat_written_warm:s:0 rename:s:0
 unlink:s:0 untar:s:0 git:s:0 gitstatus_warm:s:0 lslR_warm:s:0 grep:s:0 grep_warm:s:0"
+for k in "${TOOL_KEYS[@]}"; do KEYS="$KEYS $k:s:0"; done
 for key in "${!R[@]}"; do echo "$key ${R[$key]}"; done >"$WORK/results"
 printf '\nsize=%s files=%s runtime=%ss passes=%s fresh_fs=%s busy=%s enable_uring=%s  kernel %s  load average %s at the start\n' \
   "$SIZE" "$FILES" "$RUNTIME" "$PASSES" "${FS_BENCH_FRESH_FS:-0}" "$BUSY" \
