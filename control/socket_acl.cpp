@@ -1,5 +1,6 @@
 #include "control/socket_acl.hpp"
 
+#include <sys/stat.h>
 #include <sys/xattr.h>
 
 #include <algorithm>
@@ -42,12 +43,19 @@ std::optional<std::string> allow_on_socket(const std::string& path, const std::v
   u.erase(std::unique(u.begin(), u.end()), u.end());
   std::sort(g.begin(), g.end());
   g.erase(std::unique(g.begin(), g.end()), g.end());
+  // The owning group keeps what the socket's mode gives it (0660 for the agent's
+  // group or --socket-group, nothing for a socket of the owner's alone).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return "cannot give the approvers access to " + path + ": " + std::strerror(errno);
+  }
+  const uint16_t group = (st.st_mode & S_IRWXG) ? kReadWrite : 0;
   // Entries in the kernel's order: by tag, then by id.
   std::string acl;
   put32(acl, kVersion);
   entry(acl, kUserObj, kReadWrite, kUndefinedId);
   for (uid_t id : u) entry(acl, kUser, kReadWrite, id);
-  entry(acl, kGroupObj, kReadWrite, kUndefinedId);
+  entry(acl, kGroupObj, group, kUndefinedId);
   for (gid_t id : g) entry(acl, kGroup, kReadWrite, id);
   entry(acl, kMask, kReadWrite, kUndefinedId);
   entry(acl, kOther, 0, kUndefinedId);

@@ -178,16 +178,16 @@ struct Runtime::Impl {
     so.counters = budget_counters;
     auto s = std::make_unique<control::Server>(so, *dispatcher, bus);
     s->start();
-    if (options.agent_gid) {
-      // The socket is the agent's group's; other approvers get an ACL entry each.
-      std::vector<uid_t> uids;
-      for (uid_t u : options.approver_uids) {
-        if (u != 0 && u != ::geteuid()) uids.push_back(u);
-      }
-      if (auto why = control::allow_on_socket(socket_path, uids, options.approver_gids)) {
-        s->stop();
-        throw Error(Errc::kIoError, *why);
-      }
+    // Approvers named with --approver-uid/--approver-gid get an ACL entry each on
+    // the socket (the agent's group's with --agent, else the owner's alone): a
+    // named approver that could not connect would only be told "permission denied".
+    std::vector<uid_t> uids;
+    for (uid_t u : options.approver_uids) {
+      if (u != 0 && u != ::geteuid()) uids.push_back(u);
+    }
+    if (auto why = control::allow_on_socket(socket_path, uids, options.approver_gids)) {
+      s->stop();
+      throw Error(Errc::kIoError, *why);
     }
     server = std::move(s);
   }

@@ -208,5 +208,26 @@ TEST_F(TripwireTest, GrantsSayWhatAOneFileGrantAllowsBesideTheFile) {
       << "said for the create-only grant too: " << list.output;
 }
 
+// `--approver-uid` without `--agent`: the approver it names reaches the socket
+// (an ACL entry, as with --agent) and grants; a uid it does not name still
+// cannot connect. Before, the socket stayed root's alone and the named approver
+// was told only "permission denied".
+TEST_F(TripwireTest, AnApproverNamedWithoutAnAgentReachesTheSocket) {
+  const auto [approver_uid, approver_gid] = add_user("lfftappr");
+  const auto [other_uid, other_gid] = add_user("lfftothr");
+  RunResult r = leasefs(
+      {"mount", root, mnt, "--socket", sock, "--approver-uid", std::to_string(approver_uid)}, mnt,
+      root);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(ctl("--socket " + q(sock) + " start approvers").exit_code, 0);
+  const std::string leasectl = q(LEASECTL_PATH) + " --socket " + q(sock);
+  RunResult grant =
+      as_user(approver_uid, approver_gid, leasectl + " grant --reason by-the-approver", base);
+  EXPECT_EQ(grant.exit_code, 0) << grant.output;
+  RunResult other = as_user(other_uid, other_gid, leasectl + " status", base);
+  EXPECT_NE(other.exit_code, 0) << other.output;
+  EXPECT_EQ(run_sh("echo granted > " + q(mnt + "/by-approver")).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace leasefs::test
