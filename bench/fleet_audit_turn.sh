@@ -25,6 +25,7 @@ chmod 755 "$work"
 user=lfsbenchbridge
 cleanup() {
   trap '' INT TERM
+  set +e  # every step is tried, whatever the one before did
   [ -f "$work/bridge.pid" ] && kill "$(cat "$work/bridge.pid")" 2>/dev/null
   for r in "$work"/root-*; do "$leasefs" unmount "$r" >/dev/null 2>&1; done
   [ -n "${pg_dir:-}" ] && pg_cluster_stop immediate 2>/dev/null

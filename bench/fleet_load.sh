@@ -15,7 +15,7 @@ bin=$build/bench/fleet_load
 [ -x "$bin" ] || { echo "fleet_load.sh: $bin is missing: cmake --build $build --target fleet_load" >&2; exit 2; }
 work=$(mktemp -d /tmp/leasefs-fleet-load.XXXXXX)
 chmod 755 "$work"  # the server (postgres) reaches its directory through it
-trap 'trap "" INT TERM; pg_cluster_stop immediate 2>/dev/null; rm -rf "$work"' EXIT
+trap 'trap "" INT TERM; set +e; pg_cluster_stop immediate 2>/dev/null; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 port=54339
 pg_cluster_init "$work/pg" $port 127.0.0.1 "max_connections=$((bridges + 50))" \
