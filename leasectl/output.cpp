@@ -405,8 +405,15 @@ void print_audit_heads(std::FILE* out, const json& r, const Style&) {
     std::fprintf(out, "size %s  root %s\n", str(h, "size").c_str(), str(h, "root_hash").c_str());
     std::istringstream lines(h.value("checkpoint", std::string()));
     for (std::string line; std::getline(lines, line);) {
-      std::fprintf(out, "  %s\n", inert(line).c_str());
+      if (line.empty()) {
+        std::fprintf(out, "\n");
+      } else {
+        std::fprintf(out, "  %s\n", inert(line).c_str());
+      }
     }
+  }
+  if (r.value("heads", json::array()).empty()) {
+    std::fprintf(out, "no signed head after that size\n");
   }
   if (const std::string damaged = r.value("damaged", std::string()); !damaged.empty()) {
     std::fprintf(out, "the signed heads file is damaged at %s\n", inert(damaged).c_str());
