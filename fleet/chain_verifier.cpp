@@ -145,7 +145,8 @@ void verify_unsigned(ChainReport& report, const std::vector<signing::ChainLink>&
 std::string row_message(const signing::Finding& f, const std::map<size_t, uint64_t>& row_at_line) {
   const auto row = row_at_line.find(f.line);
   const std::string prefix = "line " + std::to_string(f.line) + ": ";
-  if (f.line == 0 || row == row_at_line.end() || !f.message.starts_with(prefix)) {
+  if (f.line == 0) return f.message;  // the chain's (gap, silence): it names its sizes
+  if (row == row_at_line.end() || !f.message.starts_with(prefix)) {
     return (f.size ? "signed head of size " + std::to_string(f.size) + ": " : std::string()) +
            f.message;
   }

@@ -128,6 +128,34 @@ TEST_F(FleetHeadsShipped, AHeadIsAMismatchWhenTheChainOrItsRowNoLongerSaysWhatIt
       << r.output;
 }
 
+// The daemon restarted with its key gone: its turns end unsigned after the last
+// head it shipped, and the verifier calls that silence, with why.
+TEST_F(FleetHeadsShipped, TurnsThatEndedAfterTheLastShippedHeadAreSilence) {
+  const std::string shipped_size = ledger_heads().back()[0];
+  RunResult down = run_binary(LEASEFS_BIN, {"unmount", root}, 60);
+  ASSERT_EQ(down.exit_code, 0) << down.output;
+  ASSERT_EQ(::rename(key.c_str(), (key + ".gone").c_str()), 0);
+  std::vector<std::string> mount = {
+      "mount",         root, "--agent",        users[0],
+      "--socket",      sock, "--approver-uid", std::to_string(bridge_uid),
+      "--signing-key", key};
+  RunResult up = leasefs(mount, root, root);
+  ASSERT_EQ(up.exit_code, 0) << up.output;
+  start_bridge();
+  ASSERT_EQ(leasectl({"turn"}).exit_code, 0);
+  ASSERT_EQ(audit_events_when("head_unsigned", 1).size(), 1u);
+  ASSERT_TRUE(audit_shipped()) << bridge_log();
+  EXPECT_EQ(ledger_value("SELECT max(size) FROM fleet.signed_heads"), shipped_size);
+  RunResult r = fleet_verify();
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(finding("silence") + "the turn that ended at record "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("(the last signed size is " + shipped_size +
+                          "); the chain records that the daemon had no key to sign with"),
+            std::string::npos)
+      << r.output;
+}
+
 // The bridge dies (as kill -9 would) after the records and before the heads,
 // then inside the heads' transaction: started again, it ships each head once.
 TEST_F(FleetHeadsTest, KilledBetweenRecordsAndHeadsTheBridgeShipsEachHeadOnce) {
