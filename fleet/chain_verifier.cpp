@@ -35,7 +35,10 @@ std::string event_string(const json& event, const char* key) {
   return it != event.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// The key that signs `checkpoint`: the first of `keys` named on a signature line.
+// The key that signs `checkpoint`: of `keys`, the one whose name and key ID a
+// signature line carries (machines that share a machine ID, as namespaces or
+// containers on one host do, share a key name, not a key), else the first one
+// of a name on a line (a wrong key ID then fails as a bad signature).
 const signing::VerifierKey* key_for(const std::string& checkpoint,
                                     const std::vector<signing::VerifierKey>& keys,
                                     std::string* named) {
@@ -45,7 +48,12 @@ const signing::VerifierKey* key_for(const std::string& checkpoint,
   for (const auto& sig : note->signatures) {
     if (named->empty()) *named = sig.name;
     for (const auto& k : keys) {
-      if (k.name == sig.name) return &k;  // a wrong key ID fails as a bad signature
+      if (k.name == sig.name && k.id == sig.id) return &k;
+    }
+  }
+  for (const auto& sig : note->signatures) {
+    for (const auto& k : keys) {
+      if (k.name == sig.name) return &k;
     }
   }
   return nullptr;
