@@ -43,6 +43,8 @@ struct CommandContext {
   std::function<nlohmann::json(const memory::AuditQuery&)> audit_select;
   // `audit.records`: the records after a seq, as lines ({"records": [{"seq", "line"}]}).
   std::function<nlohmann::json(uint64_t after_seq, size_t max)> audit_lines;
+  // `audit.heads`: the signed heads after a size (daemon/heads_listing.hpp).
+  std::function<nlohmann::json(uint64_t after_size, size_t max)> audit_heads;
   // Makes the refusals counted so far part of what `status` reads; may be empty.
   std::function<void()> flush_refusals;
   // The journal's diff and undo; null when the daemon keeps no journal.

@@ -1,5 +1,5 @@
 // What happened: watch (the stream itself is the server's), audit.show,
-// audit.records and audit.verify.
+// audit.records, audit.heads and audit.verify.
 #include "control/command_args.hpp"
 
 namespace leasefs::control {
@@ -63,6 +63,25 @@ Result handle_audit_records(CommandContext& ctx, const json& args, const gate::A
   }
   if (!ctx.audit_lines) throw Error(Errc::kInternal, "no audit log attached");
   return ctx.audit_lines(after, static_cast<size_t>(limit));
+}
+
+Result handle_audit_heads(CommandContext& ctx, const json& args, const gate::Actor& actor) {
+  constexpr uint64_t kMaxHeads = 1000;  // one reply; the shipper asks again from there
+  Args a("audit.heads", args);
+  const uint64_t after = a.opt_count("after_size").value_or(0);
+  const uint64_t limit = a.opt_count("limit").value_or(kMaxHeads);
+  a.finish();
+  if (limit == 0 || limit > kMaxHeads) {
+    a.invalid("limit", "must be between 1 and " + std::to_string(kMaxHeads));
+  }
+  // The heads say what the chain holds: read by whoever may read the chain.
+  if (!actor.approver) {
+    throw Error(Errc::kForbidden, "uid " + std::to_string(actor.uid) +
+                                      " may not read the signed heads: only root or an approver "
+                                      "may");
+  }
+  if (!ctx.audit_heads) throw Error(Errc::kInternal, "no audit log attached");
+  return ctx.audit_heads(after, static_cast<size_t>(limit));
 }
 
 Result handle_audit_verify(CommandContext& ctx, const json& args, const gate::Actor&) {

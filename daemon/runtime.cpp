@@ -25,6 +25,7 @@
 #include "control/server.hpp"
 #include "control/socket_acl.hpp"
 #include "daemon/heads_check.hpp"
+#include "daemon/heads_listing.hpp"
 #include "daemon/store_memo.hpp"
 #include "memory/audit_log.hpp"
 #include "memory/idempotency_store.hpp"
@@ -128,6 +129,10 @@ struct Runtime::Impl {
         }
         return nlohmann::json{{"records", std::move(records)}, {"chain_length", audit.count()}};
       };
+      ctx.audit_heads = [this](uint64_t after_size, size_t max) {
+        constexpr size_t kMaxBytes = size_t{512} << 10;  // well inside one reply line
+        return daemon::list_signed_heads(heads_text(), after_size, max, kMaxBytes);
+      };
       dispatcher = std::make_unique<control::Dispatcher>(std::move(ctx), &memo);
     } catch (...) {
       shutdown();
@@ -150,15 +155,23 @@ struct Runtime::Impl {
     auto hold = audit_writer.hold_appends();
     nlohmann::json out = control::render(audit.verify());
     if (!out.value("ok", false)) return out;
-    std::string heads_text;
-    if (std::ifstream in(signer.heads_path(), std::ios::binary); in) {
-      std::ostringstream text;
-      text << in.rdbuf();
-      heads_text = text.str();
-    }
-    out["signed_heads"] = key ? check_signed_heads(audit.links(), heads_text, signer.origin(), key)
-                              : check_signed_heads({}, heads_text, signer.origin(), std::nullopt);
+    const std::string text = read_heads_file();
+    out["signed_heads"] = key ? check_signed_heads(audit.links(), text, signer.origin(), key)
+                              : check_signed_heads({}, text, signer.origin(), std::nullopt);
     return out;
+  }
+
+  // The signed heads file as it is between two appends ("" when there is none).
+  std::string heads_text() {
+    auto hold = audit_writer.hold_appends();  // a head is appended under this lock
+    return read_heads_file();
+  }
+  std::string read_heads_file() const {
+    std::ifstream in(signer.heads_path(), std::ios::binary);
+    if (!in) return {};
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
   }
 
   void start_control() {

@@ -18,6 +18,7 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kAuditBatch = 500;
+constexpr uint64_t kHeadsBatch = 200;
 constexpr auto kDaemonTimeout = std::chrono::seconds(20);
 constexpr auto kSettle = std::chrono::milliseconds(500);
 
@@ -163,6 +164,12 @@ void Bridge::sync(Daemon& d) {
   ship_requests(d, status["result"]);
   base::failpoint("bridge.after_requests");
   ship_audit(d);
+  // A head listed after its records were asked for (its turn ended meanwhile)
+  // has its records in the daemon's log already: one more round ships both.
+  if (ship_heads(d)) {
+    ship_audit(d);
+    ship_heads(d);
+  }
   apply_decisions(d);
 }
 
@@ -226,6 +233,53 @@ void Bridge::ship_audit(Daemon& d) {
     });
     base::failpoint("bridge.after_audit_batch");
     if (records.size() < kAuditBatch) return;
+  }
+}
+
+bool Bridge::ship_heads(Daemon& d) {
+  for (;;) {
+    PgResult held = db_->exec(
+        "SELECT (SELECT coalesce(max(size), 0) FROM fleet.signed_heads WHERE project_id = $1),"
+        " (SELECT coalesce(max(seq), 0) FROM fleet.audit_heads WHERE project_id = $1)",
+        {d.project_id});
+    const uint64_t after = static_cast<uint64_t>(held.integer(0, 0));
+    const uint64_t chain = static_cast<uint64_t>(held.integer(0, 1));
+    json reply = call(d, "audit.heads", {{"after_size", after}, {"limit", kHeadsBatch}});
+    if (!reply.value("ok", false)) {
+      say(d.link.root + ": audit.heads refused: " + reply_error(reply));
+      return false;
+    }
+    const json& result = reply["result"];
+    if (const std::string damaged = result.value("damaged", std::string()); !damaged.empty()) {
+      say(d.link.root + ": the daemon's signed heads file is damaged at " + damaged);
+    }
+    const json heads = result.value("heads", json::array());
+    std::vector<const json*> due;
+    bool waiting = false;
+    for (const json& h : heads) {
+      if (h.value("size", uint64_t{0}) > chain) {
+        waiting = true;  // its records are not in the ledger yet: shipped after them
+        break;
+      }
+      due.push_back(&h);
+    }
+    if (due.empty()) return waiting;
+    db_->transaction([&] {
+      for (const json* h : due) {
+        db_->exec(
+            "INSERT INTO fleet.signed_heads (project_id, size, root_hash, checkpoint)"
+            " VALUES ($1, $2, $3, $4)",
+            {d.project_id, std::to_string(h->value("size", uint64_t{0})),
+             h->value("root_hash", std::string()), h->value("checkpoint", std::string())});
+      }
+      base::failpoint("bridge.mid_heads_batch");  // inserted, not committed
+    });
+    base::failpoint("bridge.after_heads_batch");
+    // A head of the ledger's last record: its "head_signed" record follows it in
+    // the log by a moment, and wakes no watch; a pass shortly after ships it.
+    if (due.back()->value("size", uint64_t{0}) == chain) settle_ = Clock::now() + kSettle;
+    if (waiting) return true;
+    if (!result.value("more", false)) return false;
   }
 }
 

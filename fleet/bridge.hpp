@@ -6,7 +6,10 @@
 //      paths, ops, reason, who asked, the digest of its canonical JSON); ship
 //      every audit record after the last seq the ledger holds, in order, each
 //      batch in one transaction (the ledger takes a record only as the next of
-//      its chain, so a restart resumes with no gap and no duplicate).
+//      its chain, so a restart resumes with no gap and no duplicate); then ship
+//      every signed head after the greatest size the ledger holds, in order, a
+//      head only once the ledger holds the chain up to its size (its primary
+//      key (project, size) keeps a restart from shipping one twice).
 //   2. For each decision of this machine with no outcome yet: check on the
 //      daemon that the request is still pending in the same task and turn with
 //      the digest the person decided on, then approve or reject with the central
@@ -77,6 +80,8 @@ class Bridge {
   void ensure_project(Daemon& d);
   void ship_requests(Daemon& d, const nlohmann::json& status);
   void ship_audit(Daemon& d);
+  // Whether a head waits for records the ledger does not hold yet.
+  bool ship_heads(Daemon& d);
   void apply_decisions(Daemon& d);
   void tell_centre(Daemon& d, bool reachable, const std::string& detail, bool force = false);
   void centre_lost(const std::string& why);

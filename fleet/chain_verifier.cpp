@@ -1,6 +1,8 @@
 #include "fleet/chain_verifier.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include "signing/heads_file.hpp"
 #include "signing/key_name.hpp"
 #include "signing/signed_note.hpp"
+#include "signing/tree_head.hpp"
 
 namespace leasefs::fleet {
 
@@ -32,7 +35,10 @@ std::string event_string(const json& event, const char* key) {
   return it != event.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// The key that signs `checkpoint`: the first of `keys` named on a signature line.
+// The key that signs `checkpoint`: of `keys`, the one whose name and key ID a
+// signature line carries (machines that share a machine ID, as namespaces or
+// containers on one host do, share a key name, not a key), else the first one
+// of a name on a line (a wrong key ID then fails as a bad signature).
 const signing::VerifierKey* key_for(const std::string& checkpoint,
                                     const std::vector<signing::VerifierKey>& keys,
                                     std::string* named) {
@@ -42,7 +48,12 @@ const signing::VerifierKey* key_for(const std::string& checkpoint,
   for (const auto& sig : note->signatures) {
     if (named->empty()) *named = sig.name;
     for (const auto& k : keys) {
-      if (k.name == sig.name) return &k;  // a wrong key ID fails as a bad signature
+      if (k.name == sig.name && k.id == sig.id) return &k;
+    }
+  }
+  for (const auto& sig : note->signatures) {
+    for (const auto& k : keys) {
+      if (k.name == sig.name) return &k;
     }
   }
   return nullptr;
@@ -116,31 +127,72 @@ void verify_records(PgConnection& db, ChainReport& report, std::vector<signing::
   }
 }
 
+// A chain of which the ledger holds no signed head: whether it needed one. A
+// record saying a head was signed is a gap (the head was not shipped, or was
+// taken out); a turn that ended with none after it, silence.
+void verify_unsigned(ChainReport& report, const std::vector<signing::ChainLink>& chain) {
+  for (const auto& l : chain) {
+    if (l.kind != signing::ChainLink::Kind::kHeadSigned) continue;
+    report.findings.push_back(
+        {"gap", "record " + std::to_string(l.seq) + " says the head of size " +
+                    std::to_string(l.signed_size) +
+                    " was signed, and the ledger holds no signed head of this chain"});
+    return;
+  }
+  for (const auto& l : chain) {
+    if (l.kind != signing::ChainLink::Kind::kTurnEnd) continue;
+    report.findings.push_back(
+        {"silence", "the turn that ended at record " + std::to_string(l.seq) +
+                        " has no signed head: the ledger holds none of this chain"});
+    return;
+  }
+}
+
+// "line N: " of a finding in the heads text the rows were laid out in, which
+// means nothing to a reader of the ledger: the row's size says it instead.
+std::string row_message(const signing::Finding& f, const std::map<size_t, uint64_t>& row_at_line) {
+  const auto row = row_at_line.find(f.line);
+  const std::string prefix = "line " + std::to_string(f.line) + ": ";
+  if (f.line == 0) return f.message;  // the chain's (gap, silence): it names its sizes
+  if (row == row_at_line.end() || !f.message.starts_with(prefix)) {
+    return (f.size ? "signed head of size " + std::to_string(f.size) + ": " : std::string()) +
+           f.message;
+  }
+  return "the signed head in the row of size " + std::to_string(row->second) + ": " +
+         f.message.substr(prefix.size());
+}
+
 void verify_signed(PgConnection& db, ChainReport& report,
                    const std::vector<signing::ChainLink>& chain,
                    const std::vector<signing::VerifierKey>& keys) {
-  PgResult rows =
-      db.exec("SELECT size, checkpoint FROM fleet.signed_heads WHERE project_id = $1 ORDER BY size",
-              {report.project_id});
+  PgResult rows = db.exec(
+      "SELECT size, root_hash, checkpoint FROM fleet.signed_heads WHERE project_id = $1"
+      " ORDER BY size",
+      {report.project_id});
+  if (rows.rows() == 0) {
+    verify_unsigned(report, chain);
+    return;
+  }
+  // The rows laid out as the daemon's heads file, in order of size.
   std::string heads_text;
+  std::map<size_t, uint64_t> row_at_line;  // an entry's first line -> its row's size
+  size_t line = 1;
   const signing::VerifierKey* key = nullptr;
   std::string named;
   for (int i = 0; i < rows.rows(); ++i) {
-    std::string checkpoint = rows.text(i, 1);
+    std::string checkpoint = rows.text(i, 2);
     if (!checkpoint.ends_with('\n')) checkpoint += '\n';
     if (!key) key = key_for(checkpoint, keys, &named);
-    heads_text += signing::heads_file_entry(checkpoint);
+    row_at_line[line] = static_cast<uint64_t>(rows.integer(i, 0));
+    const std::string entry = signing::heads_file_entry(checkpoint);
+    line += static_cast<size_t>(std::count(entry.begin(), entry.end(), '\n'));
+    heads_text += entry;
   }
   if (!key) {
-    bool needs_heads = false;
-    for (const auto& l : chain) needs_heads |= l.kind != signing::ChainLink::Kind::kRecord;
-    if (rows.rows() == 0 && !needs_heads) return;  // nothing signed, nothing to sign
     report.findings.push_back(
-        {"no_key", rows.rows() == 0
-                       ? "turns ended and the ledger holds no signed head of this chain"
-                       : "no verifier key given for " +
-                             (named.empty() ? std::string("its signed heads") : named) +
-                             " (--key-file)"});
+        {"no_key", "no verifier key given for " +
+                       (named.empty() ? std::string("its signed heads") : named) +
+                       " (--key-file)"});
     return;
   }
   const signing::HeadsReport heads =
@@ -148,9 +200,27 @@ void verify_signed(PgConnection& db, ChainReport& report,
   report.signed_heads = heads.heads;
   for (const auto& f : heads.findings) {
     report.findings.push_back(
-        {std::string(signing::finding_name(f.kind)),
-         (f.size ? "signed head of size " + std::to_string(f.size) + ": " : std::string()) +
-             f.message});
+        {std::string(signing::finding_name(f.kind)), row_message(f, row_at_line)});
+  }
+  // What the row's own columns say, which a reader of the ledger may query
+  // instead of the checkpoint: the size and root hash its verified checkpoint signs.
+  for (int i = 0; i < rows.rows(); ++i) {
+    std::string why;
+    const auto note = signing::parse_note(rows.text(i, 2), &why);
+    if (!note || signing::check_note(*note, *key) != signing::NoteCheck::kVerified) continue;
+    const auto head = signing::parse_tree_head(note->text, &why);
+    if (!head) continue;
+    const std::string size = rows.text(i, 0), root_hash = rows.text(i, 1);
+    const auto column_hash = signing::hash_bytes(root_hash);
+    if (size == std::to_string(head->size) && column_hash && *column_hash == head->root_hash) {
+      continue;
+    }
+    const std::string signs = size != std::to_string(head->size)
+                                  ? "size " + std::to_string(head->size)
+                                  : "another root hash than its root_hash column";
+    report.findings.push_back({"mismatch", "the row of size " + size +
+                                               " is not what its checkpoint signs (" + signs +
+                                               "): a shipped column was changed"});
   }
 }
 

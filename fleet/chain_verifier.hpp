@@ -10,7 +10,11 @@
 //   - the ledger's kept head (fleet.audit_heads) is the last record (head);
 //   - the signed heads, through signing::verify_heads with the machine's
 //     verifier key and the project's origin (bad signatures, heads that do not
-//     match the chain, forks, gaps, silence).
+//     match the chain, forks, gaps, silence), each finding named by its row's
+//     size; a chain with no signed head at all is a gap when a record says one
+//     was signed, silence when a turn ended;
+//   - each verified head's row: its size and root_hash columns are what its
+//     checkpoint signs (mismatch).
 // The verifier keys are given, not read from the ledger: a key a machine's role
 // could write would prove nothing. Each is matched to a chain by the key name in
 // its signed heads ("leasefs/<machine id>").

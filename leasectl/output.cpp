@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <ctime>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "base/duration_text.hpp"
@@ -395,6 +396,29 @@ void print_audit_records(std::FILE* out, const json& r, const Style&) {
   for (const auto& rec : r.value("records", json::array())) {
     std::fprintf(out, "%s\n", inert(rec.value("line", std::string())).c_str());
   }
+}
+
+void print_audit_heads(std::FILE* out, const json& r, const Style&) {
+  // Each checkpoint line by line as the file holds it (each line made inert; the
+  // root path in its origin is the agent's choice), after one naming its size.
+  for (const auto& h : r.value("heads", json::array())) {
+    std::fprintf(out, "size %s  root %s\n", str(h, "size").c_str(), str(h, "root_hash").c_str());
+    std::istringstream lines(h.value("checkpoint", std::string()));
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty()) {
+        std::fprintf(out, "\n");
+      } else {
+        std::fprintf(out, "  %s\n", inert(line).c_str());
+      }
+    }
+  }
+  if (r.value("heads", json::array()).empty()) {
+    std::fprintf(out, "no signed head after that size\n");
+  }
+  if (const std::string damaged = r.value("damaged", std::string()); !damaged.empty()) {
+    std::fprintf(out, "the signed heads file is damaged at %s\n", inert(damaged).c_str());
+  }
+  if (r.value("more", false)) std::fprintf(out, "(more: ask again with --after-size)\n");
 }
 
 void print_fleet_report(std::FILE* out, const json& r, const Style&) {

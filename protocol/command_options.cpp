@@ -241,6 +241,14 @@ const std::vector<CommandOptions> kDescriptors = {
        .help = "only records after this seq",
        .kind = K::kNumber},
       {.name = "--limit", .arg = "limit", .help = "at most this many (1000)", .kind = K::kNumber}}},
+    {"audit.heads",
+     "The signed heads (.longrun/signed_heads) whose size is after a given one, each with its "
+     "size, root hash and exact checkpoint text: what a fleet bridge ships.",
+     {{.name = "--after-size",
+       .arg = "after_size",
+       .help = "only heads of a greater size",
+       .kind = K::kNumber},
+      {.name = "--limit", .arg = "limit", .help = "at most this many (1000)", .kind = K::kNumber}}},
     {"fleet.report",
      "What a fleet bridge reports: whether it reaches the centre, or that it dropped a stale "
      "central decision. Recorded in the audit and shown by status; it decides nothing.",

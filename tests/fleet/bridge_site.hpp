@@ -31,9 +31,11 @@ class FleetBridgeTest : public AgentUserTest {
         run_argv({"chown", "-R", std::to_string(agent_uid) + ":" + std::to_string(agent_gid), root})
             .exit_code,
         0);
-    RunResult r = leasefs({"mount", root, "--agent", users[0], "--socket", sock, "--approver-uid",
-                           std::to_string(bridge_uid)},
-                          root, root);
+    std::vector<std::string> mount = {
+        "mount",    root, "--agent",        users[0],
+        "--socket", sock, "--approver-uid", std::to_string(bridge_uid)};
+    mount.insert(mount.end(), mount_options.begin(), mount_options.end());
+    RunResult r = leasefs(mount, root, root);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     ASSERT_EQ(leasectl({"start", "fleet task"}).exit_code, 0);
 
@@ -200,6 +202,7 @@ class FleetBridgeTest : public AgentUserTest {
   }
   bool agent_can_write() { return agent("printf 'timeout = 30\\n' > a.txt").exit_code == 0; }
 
+  std::vector<std::string> mount_options;  // more of `leasefs mount`'s, set before SetUp
   LedgerSite ledger;
   uid_t agent_uid = 0, bridge_uid = 0;
   gid_t agent_gid = 0, bridge_gid = 0;

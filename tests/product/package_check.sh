@@ -32,7 +32,9 @@ for f in usr/bin/leasefs usr/bin/leasectl usr/bin/leasefs-agent-turn \
          usr/share/man/man8/leasefs.8.gz usr/share/man/man1/leasectl.1.gz \
          usr/share/bash-completion/completions/leasefs usr/share/bash-completion/completions/leasectl \
          usr/lib/systemd/system/leasefs@.service usr/lib/systemd/user/leasefs@.service \
-         usr/share/doc/leasefs/README.md usr/share/doc/leasefs/docs/leases.md usr/sbin/mount.fuse.leasefs etc/leasefs/leasefs.env.example; do
+         usr/share/doc/leasefs/README.md usr/share/doc/leasefs/docs/leases.md usr/sbin/mount.fuse.leasefs etc/leasefs/leasefs.env.example \
+         usr/bin/leasefs-bridge usr/lib/systemd/system/leasefs-bridge.service \
+         usr/lib/sysusers.d/leasefs-bridge.conf etc/leasefs/leasefs-bridge.env.example; do
   [ -e "$root/$f" ] || fail "$f is missing from the package"
 done
 for b in leasefs leasectl; do
@@ -57,6 +59,11 @@ echo "ok: man pages and bash completion"
 # /etc/leasefs: the commented example is a conffile, and the unit reads its siblings.
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/leasefs/leasefs.env.example ||
   fail "/etc/leasefs/leasefs.env.example is not a conffile"
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/leasefs/leasefs-bridge.env.example ||
+  fail "/etc/leasefs/leasefs-bridge.env.example is not a conffile"
+grep -q '^EnvironmentFile=/etc/leasefs/leasefs-bridge.env$' "$root/usr/lib/systemd/system/leasefs-bridge.service" ||
+  fail "the bridge's unit does not read /etc/leasefs/leasefs-bridge.env"
+grep -q '^u leasefs-bridge ' "$root/usr/lib/sysusers.d/leasefs-bridge.conf" || fail "no sysusers entry for leasefs-bridge"
 grep -q '^#LEASEFS_OPTIONS=--agent' "$root/etc/leasefs/leasefs.env.example" || fail "the example has no commented LEASEFS_OPTIONS"
 grep -q '^EnvironmentFile=-/etc/leasefs/%i.env' "$root/usr/lib/systemd/system/leasefs@.service" ||
   fail "the system unit does not read /etc/leasefs/INSTANCE.env"
@@ -69,6 +76,7 @@ dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postrm | grep -q 'systemctl daemon-re
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postinst > "$work/postinst"
 grep -q 'leasefs keygen --key /etc/leasefs/audit-signing.key' "$work/postinst" ||
   fail "postinst does not make the audit-signing key"
+grep -q 'systemd-sysusers leasefs-bridge.conf' "$work/postinst" || fail "postinst does not make the bridge's user"
 sh -n "$work/postinst" || fail "postinst is not valid sh"
 echo "ok: /etc/leasefs example (conffile), mount.fuse.leasefs, postinst, postrm"
 
@@ -87,7 +95,13 @@ out=$(systemd-analyze verify "$work/leasefs@$inst.service" 2>&1) || fail "verify
 out=$(XDG_RUNTIME_DIR="$work/xdg" systemd-analyze --user verify "$work/u/leasefs@$inst.service" 2>&1) ||
   fail "user verify: $out"
 [ -z "$out" ] || fail "systemd-analyze --user verify printed: $out"
-echo "ok: systemd-analyze verify (system and user units)"
+grep -q '^ExecStart=/usr/bin/leasefs-bridge run ' "$root/usr/lib/systemd/system/leasefs-bridge.service" ||
+  fail "leasefs-bridge.service does not run /usr/bin/leasefs-bridge"
+grep -q '/usr/local' "$root/usr/lib/systemd/system/leasefs-bridge.service" && fail "leasefs-bridge.service still names /usr/local"
+sed "s#/usr/bin/leasefs-bridge#$root/usr/bin/leasefs-bridge#g" "$root/usr/lib/systemd/system/leasefs-bridge.service" > "$work/leasefs-bridge.service"
+out=$(systemd-analyze verify "$work/leasefs-bridge.service" 2>&1) || fail "bridge verify: $out"
+[ -z "$out" ] || fail "systemd-analyze verify leasefs-bridge.service printed: $out"
+echo "ok: systemd-analyze verify (system and user units, the bridge's unit)"
 score=$(systemd-analyze security --offline=yes "$work/leasefs@$inst.service" 2>&1 |
   awk '/Overall exposure level/ {print $(NF-2)}')
 echo "ok: systemd-analyze security leasefs@.service: $score"
