@@ -7,6 +7,7 @@
 // expiry while no bridge comes to say so. Every write is a real shell
 // redirection by uid 65534.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -233,6 +234,41 @@ TEST_F(PolicyApply, AnExpiredRuleStopsWithNoBridge) {
   auto expired = audited("policy_expired");
   ASSERT_EQ(expired.size(), 1u);
   EXPECT_EQ(expired[0]["rules"], json({"5"}));
+}
+
+}  // namespace
+}  // namespace leasefs::test
+
+namespace leasefs::test {
+namespace {
+
+TEST_F(PolicyApply, ARestartedDaemonEnforcesThePolicyBeforeAnyBridgeIsBack) {
+  json reply = apply({{{"id", "7"}, {"kind", "protect"}, {"globs", {"conf/**"}}}}, "kept");
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  root_.reset();
+  ASSERT_TRUE(d_.stop_with(SIGTERM, 10'000));
+  auto m = d_.mount();
+  ASSERT_EQ(m.exit_code, 0) << m.output;
+  root_ = std::make_unique<ControlClient>(d_.socket());
+  EXPECT_EQ(status()["policy"].value("version", ""), "kept");
+  ASSERT_TRUE(root_->call("grant", {{"reason", "everything"}}).value("ok", false));
+  EXPECT_NE(agent_write("conf/app.env", "after"), 0);
+  EXPECT_EQ(agent_write("src/a.c", "open"), 0);
+}
+
+TEST_F(PolicyApply, AskTurnedOnByPolicyStaysOnWhenAnApproverTurnsItOff) {
+  EXPECT_FALSE(status()["ask"].value("on", true));
+  json reply = apply({{{"id", "2"}, {"kind", "ask"}, {"timeout_s", 30}}}, "ask");
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  EXPECT_TRUE(status()["ask"].value("on", false));
+  EXPECT_EQ(status()["ask"].value("timeout_ms", 0), 30000);
+  EXPECT_EQ(status()["policy"]["in_force"].value("ask_source", ""), "policy:2");
+  ASSERT_TRUE(root_->call("ask", {{"wait", "off"}}).value("ok", false));
+  EXPECT_TRUE(status()["ask"].value("on", false));
+  // The task's own, when on, is the daemon's: longer or shorter, it stands.
+  ASSERT_TRUE(root_->call("ask", {{"wait", "2m"}}).value("ok", false));
+  EXPECT_EQ(status()["ask"].value("timeout_ms", 0), 120000);
+  EXPECT_EQ(status()["policy"]["in_force"].value("ask_source", ""), "local");
 }
 
 }  // namespace
