@@ -168,8 +168,9 @@ void print_policy_lines(std::FILE* out, const json& p) {
   for (const json& rule : rules) {
     json shown = rule;
     for (const char* k : {"id", "source", "owner", "scope", "expires_ms"}) shown.erase(k);
-    std::fprintf(out, "  %s %s (owner %s)\n", str(rule, "source").c_str(),
-                 inert(shown.dump()).c_str(), str(rule, "owner").c_str());
+    const std::string owner = str(rule, "owner");
+    std::fprintf(out, "  %s %s%s\n", str(rule, "source").c_str(), inert(shown.dump()).c_str(),
+                 owner.empty() ? "" : (" (owner " + owner + ")").c_str());
   }
   if (p.contains("error")) std::fprintf(out, "  %s\n", str(p, "error").c_str());
 }
@@ -420,7 +421,6 @@ void print_fleet_report(std::FILE* out, const json& r, const Style&) {
 }
 
 void print_policy_apply(std::FILE* out, const json& r, const Style&) {
-  std::fprintf(out, "applied: ");
   print_policy_lines(out, r);
   if (str(r, "version").empty()) std::fprintf(out, "no central policy\n");
 }
