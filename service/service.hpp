@@ -227,9 +227,10 @@ class Service {
   // The ask mode of the gate: the task's or the mount's, or the policy's when they are off.
   int64_t ask_ms_in_force() const;
   // A request every path of which an auto_approve rule covers is approved by the
-  // daemon, as a grant narrowed to the rule's ops (caller holds mu_).
+  // daemon, as a grant narrowed to the rule's ops (caller holds mu_); a request
+  // of ask mode, only when the rule's ops hold the class of the op that asked.
   // Fills `result`'s auto_grant and auto_source when it does.
-  void auto_approve(RequestResult& result);
+  void auto_approve(RequestResult& result, gate::OpMask asked = 0);
 
   // Error{foreign_mount} while a foreign mount is listed (caller holds mu_;
   // service/service_foreign_mounts.cpp).

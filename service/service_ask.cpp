@@ -65,6 +65,10 @@ void Service::open_ask(const gate::Ask& ask) {
           {"uid", ask.caller.uid},
           {"pid", ask.caller.pid},
           {"command", command}});
+    // A central auto_approve rule that covers the paths and the op answers it at once.
+    RequestResult filed{std::move(r), {}, {}};
+    auto_approve(filed, gate::op_class(ask.op));
+    if (filed.auto_grant) answer_ask(filed.request.id, true);
   } catch (const std::exception& e) {
     spdlog::warn("ask mode: cannot record the request for a {}: {}", op, e.what());
     ask_channel_->answer(ask.id, false);

@@ -185,10 +185,11 @@ json Service::policy_json(int64_t now_ms) const {
   return out;
 }
 
-void Service::auto_approve(RequestResult& result) {
+void Service::auto_approve(RequestResult& result, gate::OpMask asked) {
   const memory::Request& request = result.request;
   const gate::PolicyRule* rule = gate::auto_approver(effective_, request.paths);
   if (!rule || !foreign_mounts_.empty()) return;
+  if ((rule->ops & asked) != asked) return;
   const std::string source = rule->source();
   const gate::OpMask ops = rule->ops;
   const auto daemon = static_cast<uint32_t>(::geteuid());
@@ -215,7 +216,13 @@ void Service::auto_approve(RequestResult& result) {
   g.request_id = request.id;
   const auto ttl = gate::capped_ttl_ms(std::nullopt, effective_);
   if (ttl) g.expires_ms = g.issued_ms + *ttl;
-  issue_grant(std::move(next), g, ttl.value_or(0));
+  try {
+    issue_grant(std::move(next), g, ttl.value_or(0));
+  } catch (const std::exception& e) {
+    // Decided in the ledger, never in force: the asker asks again.
+    spdlog::error("request {}: the grant of {} not issued: {}", request.id, source, e.what());
+    return;
+  }
   spdlog::info("request {} approved by {} as grant {}", request.id, source, g.id);
   emit({{"type", "decision"},
         {"decision", "approve"},

@@ -56,6 +56,11 @@ class PolicyApply : public ::testing::Test {
       ASSERT_EQ(::mkdir((d_.root() + dir).c_str(), 0777), 0);
       ::chmod((d_.root() + dir).c_str(), 0777);
     }
+    // Made before the mount: once it is up, the test's own writes are gated too.
+    for (const char* file : {"/docs/kept.md", "/docs/gone.md"}) {
+      std::ofstream(d_.root() + file) << "old\n";
+      ::chmod((d_.root() + file).c_str(), 0666);
+    }
     auto m = d_.mount();
     ASSERT_EQ(m.exit_code, 0) << m.output;
     root_ = std::make_unique<ControlClient>(d_.socket());
@@ -269,6 +274,34 @@ TEST_F(PolicyApply, AskTurnedOnByPolicyStaysOnWhenAnApproverTurnsItOff) {
   ASSERT_TRUE(root_->call("ask", {{"wait", "2m"}}).value("ok", false));
   EXPECT_EQ(status()["ask"].value("timeout_ms", 0), 120000);
   EXPECT_EQ(status()["policy"]["in_force"].value("ask_source", ""), "local");
+}
+
+}  // namespace
+}  // namespace leasefs::test
+
+namespace leasefs::test {
+namespace {
+
+// Ask mode (the policy's own) parks an open for writing; an auto_approve rule
+// that covers the path and the op answers it at once, as the policy.
+TEST_F(PolicyApply, AnAskAutoApprovedGoesThroughOnlyForTheRulesOps) {
+  json reply =
+      apply({{{"id", "2"}, {"kind", "ask"}, {"timeout_s", 2}},
+             {{"id", "12"}, {"kind", "auto_approve"}, {"globs", {"docs/**"}}, {"ops", {"write"}}}},
+            "ask-aa");
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  EXPECT_EQ(agent_write("docs/kept.md", "new"), 0);
+  EXPECT_EQ(read_text(d_.root() + "/docs/kept.md"), "new\n");
+  auto decisions = audited("decision");
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_EQ(decisions[0].value("source", ""), "policy:12");
+  // An unlink is not among the rule's ops: refused (asked, and not approved).
+  EXPECT_NE(agent_sh("rm -f " + d_.root() + "/docs/gone.md"), 0);
+  EXPECT_EQ(read_text(d_.root() + "/docs/gone.md"), "old\n");
+  const json s = status();
+  EXPECT_EQ(s["grants"].size(), 1u) << s["grants"].dump();  // the write's alone
+  ASSERT_EQ(s["pending_requests"].size(), 1u) << s.dump();  // the unlink's, for a person
+  EXPECT_EQ(s["pending_requests"][0]["paths"], json({"docs/gone.md"}));
 }
 
 }  // namespace
