@@ -114,6 +114,7 @@ json Service::apply_policy(const json& policy, const gate::Actor& actor) {
     publish_snapshot(state_);
     write_status();
   }
+  if (ask_ms_in_force() == 0) end_asks("ask mode ended with the central policy's rule");
   spdlog::info("policy {} applied by uid {}: {} rule(s)", policy_.version, actor.uid,
                policy_.rules.size());
   emit({{"type", "policy_applied"},
@@ -136,6 +137,7 @@ void Service::policy_expired() {
   policy_checked_ms_ = now;
   refresh_policy(now);
   publish_snapshot(state_);
+  if (ask_ms_in_force() == 0) end_asks("ask mode ended with the central policy's rule");
   write_status();
   if (!ids.empty()) {
     spdlog::info("policy {}: {} rule(s) expired", policy_.version, ids.size());

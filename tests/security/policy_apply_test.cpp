@@ -306,3 +306,34 @@ TEST_F(PolicyApply, AnAskAutoApprovedGoesThroughOnlyForTheRulesOps) {
 
 }  // namespace
 }  // namespace leasefs::test
+
+namespace leasefs::test {
+namespace {
+
+// A write parked by the policy's ask mode is refused once the policy no longer
+// has it, not left waiting out a wait nobody will answer for.
+TEST_F(PolicyApply, AParkedWriteEndsWhenThePolicysAskGoes) {
+  json reply = apply({{{"id", "2"}, {"kind", "ask"}, {"timeout_s", 600}}}, "ask");
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  const std::string script = "echo new > " + d_.root() + "/docs/kept.md";
+  const pid_t agent = spawn_agent([script] {
+    ::chdir("/");
+    ::execlp("sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    return 127;
+  });
+  bool parked = false;
+  for (int i = 0; i < 400 && !parked; ++i) {
+    parked = status()["ask"].value("waiting", 0) == 1;
+    if (!parked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(parked) << status()["ask"].dump();
+  reply = apply(json::array(), "none");
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  const int rc = wait_child(agent, 60'000);
+  EXPECT_NE(rc, -2) << "the parked write was still waiting";
+  EXPECT_NE(rc, 0);
+  EXPECT_EQ(read_text(d_.root() + "/docs/kept.md"), "old\n");
+}
+
+}  // namespace
+}  // namespace leasefs::test
