@@ -332,7 +332,10 @@ void Bridge::sync_policy(Daemon& d, const json& status) {
     say(d.link.root + ": policy " + version.substr(0, 12) + " applied, " +
         std::to_string(rules.size()) + " rule(s)");
   } else {
-    d.refused_policy = version;
+    // A policy the daemon will never take is not sent again until the rows
+    // change; anything else (busy, a state to repair) is tried at the next pass.
+    const std::string code = reply.value("error", json::object()).value("code", std::string());
+    if (code == "invalid_argument" || code == "unknown_command") d.refused_policy = version;
     say(d.link.root + ": policy " + version.substr(0, 12) + " refused: " + reply_error(reply));
   }
 }
