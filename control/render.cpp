@@ -112,6 +112,7 @@ json render(const service::StatusReport& r) {
   }
   out["foreign_mounts"] = std::move(foreign);
   if (r.fleet) out["fleet"] = render(*r.fleet);
+  out["policy"] = r.policy;
   if (!r.state_error.empty()) {
     out["state_error"] = r.state_error;
     out["repair"] = r.repair;
@@ -146,6 +147,13 @@ json render(const service::RevokeResult& r) {
 
 json render(const service::RequestResult& r) {
   const std::string& id = r.request.id;
+  if (r.auto_grant) {
+    return {{"request", request_json(r.request)},
+            {"grant", grant_json(*r.auto_grant)},
+            {"source", r.auto_source},
+            {"hint", "approved by the fleet's " + r.auto_source +
+                         ", for this turn only, as grant " + r.auto_grant->id}};
+  }
   return {{"request", request_json(r.request)},
           {"hint", "waiting for a person: `leasectl approve " + id + "` or `leasectl reject " + id +
                        "`; the approval is good for this turn only"}};

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/failpoint.hpp"
+#include "base/sha256.hpp"
 #include "fleet/request_digest.hpp"
 
 namespace leasefs::fleet {
@@ -171,6 +172,7 @@ void Bridge::sync(Daemon& d) {
     ship_heads(d);
   }
   apply_decisions(d);
+  sync_policy(d, status["result"]);
 }
 
 void Bridge::ensure_project(Daemon& d) {
@@ -350,6 +352,45 @@ void Bridge::apply_decisions(Daemon& d) {
                          {"dropped_why", detail.substr(0, 1000)}});
       if (!reply.value("ok", false)) say("fleet.report refused: " + reply_error(reply));
     }
+  }
+}
+
+void Bridge::sync_policy(Daemon& d, const json& status) {
+  // Row-level security gives the machine its own rows and the all-machines ones,
+  // not expired; the scope is '*' (every project) or this project's root.
+  PgResult rows = db_->exec(
+      "SELECT id, rule, owner, scope, (extract(epoch from expires_at) * 1000)::bigint"
+      " FROM fleet.policy WHERE (machine IS NULL OR machine = current_user)"
+      " AND (expires_at IS NULL OR expires_at > now()) AND scope IN ('*', $1) ORDER BY id",
+      {d.link.root});
+  json rules = json::array();
+  for (int i = 0; i < rows.rows(); ++i) {
+    json rule = json::parse(rows.text(i, 1), nullptr, false);
+    // A row that is no rule object is sent as it is: the daemon refuses it by name.
+    if (rule.is_object()) {
+      rule["id"] = rows.text(i, 0);
+      rule["owner"] = rows.text(i, 2);
+      rule["scope"] = rows.text(i, 3);
+      if (!rows.is_null(i, 4)) rule["expires_ms"] = std::stoll(rows.text(i, 4));
+    }
+    rules.push_back(std::move(rule));
+  }
+  const std::string version = base::sha256_hex(rules.dump());  // keys sorted: canonical
+  const json held = status.value("policy", json::object());
+  if (held.value("version", std::string()) == version || d.refused_policy == version) return;
+  if (rules.empty() && held.value("version", std::string()).empty()) return;  // none either side
+  // No idempotency key: a version sent again after another must apply again.
+  json reply = call(d, "policy.apply", {{"version", version}, {"rules", rules}});
+  if (reply.value("ok", false)) {
+    d.refused_policy.clear();
+    say(d.link.root + ": policy " + version.substr(0, 12) + " applied, " +
+        std::to_string(rules.size()) + " rule(s)");
+  } else {
+    // A policy the daemon will never take is not sent again until the rows
+    // change; anything else (busy, a state to repair) is tried at the next pass.
+    const std::string code = reply.value("error", json::object()).value("code", std::string());
+    if (code == "invalid_argument" || code == "unknown_command") d.refused_policy = version;
+    say(d.link.root + ": policy " + version.substr(0, 12) + " refused: " + reply_error(reply));
   }
 }
 

@@ -17,7 +17,10 @@
 //      stale with why). A decision read, applied and not yet recorded when the
 //      bridge dies is applied again under the same key on restart: the daemon
 //      answers with its first reply, so there is one grant, once.
-//   3. Wait for a NOTIFY on the machine's channel, a daemon's event (watch), or
+//   3. Send the machine's policy rows in force (its own and the all-machines
+//      ones, for this project's scope) as policy.apply when their digest is not
+//      the version the daemon holds; the daemon merges them so nothing loosens.
+//   4. Wait for a NOTIFY on the machine's channel, a daemon's event (watch), or
 //      the re-poll period (30 s), then start again.
 //
 // The centre down: every daemon is told (fleet.report) and keeps deciding
@@ -68,8 +71,9 @@ class Bridge {
     DaemonLink link;
     std::optional<protocol::Client> control;
     std::optional<protocol::Client> watch;
-    std::string project_id;   // in the ledger, once known
-    std::string told_centre;  // what it was last told: "reachable", "unreachable"
+    std::string project_id;      // in the ledger, once known
+    std::string told_centre;     // what it was last told: "reachable", "unreachable"
+    std::string refused_policy;  // the version it last refused, not sent again
   };
 
   void connect_centre();
@@ -83,6 +87,9 @@ class Bridge {
   // Whether a head waits for records the ledger does not hold yet.
   bool ship_heads(Daemon& d);
   void apply_decisions(Daemon& d);
+  // The machine's policy rows in force for the daemon's project, sent as
+  // policy.apply when their digest is not the version the daemon holds.
+  void sync_policy(Daemon& d, const nlohmann::json& status);
   void tell_centre(Daemon& d, bool reachable, const std::string& detail, bool force = false);
   void centre_lost(const std::string& why);
   void wait(const std::atomic<bool>& stop);

@@ -55,8 +55,10 @@ class Gate {
   // sees the previous snapshot (I6).
   void publish(GateSnapshot snapshot);
 
-  // The mount's --protect globs (protected_paths.hpp), normalized; every later
-  // publication carries them. Set once, before the first grant is published.
+  // The protected globs (protected_paths.hpp), normalized; every later
+  // publication carries them. The mount's --protect ones are set before the first
+  // grant is published; the service sets them again, with central policy's added
+  // (central_policy.hpp), and publishes.
   void set_protected_globs(std::vector<std::string> globs);
   std::vector<std::string> protected_globs() const;
 

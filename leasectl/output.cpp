@@ -160,6 +160,22 @@ void print_refusal(std::FILE* out, const json& f) {
                str(f, "reason").c_str(), str(f, "pid").c_str(), str(f, "process").c_str());
 }
 
+// The central policy in force: its version and each rule, by its source.
+void print_policy_lines(std::FILE* out, const json& p) {
+  if (!p.is_object() || str(p, "version").empty()) return;
+  const json rules = p.value("rules", json::array());
+  std::fprintf(out, "%-10s version %s, %zu rule(s) in force\n", "policy", str(p, "version").c_str(),
+               rules.size());
+  for (const json& rule : rules) {
+    json shown = rule;
+    for (const char* k : {"id", "source", "owner", "scope", "expires_ms"}) shown.erase(k);
+    const std::string owner = str(rule, "owner");
+    std::fprintf(out, "  %s %s%s\n", str(rule, "source").c_str(), inert(shown.dump()).c_str(),
+                 owner.empty() ? "" : (" (owner " + owner + ")").c_str());
+  }
+  if (p.contains("error")) std::fprintf(out, "  %s\n", str(p, "error").c_str());
+}
+
 void print_status(std::FILE* out, const json& r, const Style& st) {
   print_task(out, r.value("task", json()), st);
   std::fprintf(out, "%-10s %s\n", "turn", str(r, "turn").c_str());
@@ -182,6 +198,7 @@ void print_status(std::FILE* out, const json& r, const Style& st) {
                              (up ? "" : "; a local approver still decides");
     std::fprintf(out, "%-10s %s\n", "fleet", (up ? st.green(line) : st.red(line)).c_str());
   }
+  print_policy_lines(out, r.value("policy", json()));
   const json grants = r.value("grants", json::array());
   std::fprintf(out, "%-10s %zu\n", "grants", grants.size());
   for (const auto& g : grants) std::fprintf(out, "  %s\n", grant_line(g).c_str());
@@ -297,6 +314,8 @@ void print_revoke(std::FILE* out, const json& r, const Style&) {
 
 void print_request(std::FILE* out, const json& r, const Style&) {
   std::fprintf(out, "requested %s\n", request_line(r.value("request", json::object())).c_str());
+  if (r.contains("grant"))
+    std::fprintf(out, "-> %s\n", grant_line(r.value("grant", json::object())).c_str());
   if (r.contains("hint")) std::fprintf(out, "%s\n", str(r, "hint").c_str());
 }
 
@@ -423,6 +442,11 @@ void print_audit_heads(std::FILE* out, const json& r, const Style&) {
 
 void print_fleet_report(std::FILE* out, const json& r, const Style&) {
   std::fprintf(out, "recorded: centre %s\n", str(r, "centre").c_str());
+}
+
+void print_policy_apply(std::FILE* out, const json& r, const Style&) {
+  print_policy_lines(out, r);
+  if (str(r, "version").empty()) std::fprintf(out, "no central policy\n");
 }
 
 void print_audit_verify(std::FILE* out, const json& r, const Style& st) {

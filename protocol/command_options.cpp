@@ -259,6 +259,18 @@ const std::vector<CommandOptions> kDescriptors = {
        .help = "the central decision dropped"},
       {.name = "--dropped-request", .arg = "dropped_request", .help = "the request it named"},
       {.name = "--dropped-why", .arg = "dropped_why", .help = "why it was dropped"}}},
+    {"policy.apply",
+     "The central policy a fleet bridge sends: the rules replace those of the last policy "
+     "applied and are merged with the daemon's own settings so that nothing loosens (protected "
+     "paths only grow, ask mode turns on, TTLs only shorten). One bad rule refuses all of it.",
+     {{.name = "--policy-version",
+       .arg = "version",
+       .help = "the policy's version (the bridge's digest of its rows)",
+       .required = true},
+      {.name = "--rule",
+       .arg = "rules",
+       .help = "one rule as JSON, e.g. {\"id\":\"1\",\"kind\":\"protect\",\"globs\":[\".env\"]}",
+       .kind = K::kTexts}}},
 };
 
 }  // namespace

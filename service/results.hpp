@@ -60,6 +60,7 @@ struct StatusReport {
   AskStatus ask;
   std::vector<ForeignMount> foreign_mounts;  // mounts over the tree no approver made
   std::optional<FleetLink> fleet;            // what a fleet bridge last reported, if one did
+  nlohmann::json policy;                     // the central policy in force (service_policy.cpp)
   std::string state_error;                   // empty unless state.json could not be read
   std::string repair;                        // how to repair it, with state_error
 
@@ -91,6 +92,9 @@ struct RevokeResult {
 
 struct RequestResult {
   memory::Request request;
+  // Set when a central auto_approve rule approved it at once (its source names the rule).
+  std::optional<gate::Grant> auto_grant;
+  std::string auto_source;
 };
 
 struct ApproveResult {

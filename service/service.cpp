@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/error.hpp"
+#include "gate/central_policy.hpp"
 #include "service/md_quote.hpp"
 #include "service/status_report.hpp"
 
@@ -53,6 +54,7 @@ Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger*
     state_.grant_seq = std::max(state_.grant_seq, last);
   }
   reload_pending();
+  load_policy();  // the central policy last applied holds from the first publication
   publish_snapshot(state_);
   write_status();
   flush_status();  // a mounted root has its status.md before anyone can ask
@@ -69,7 +71,8 @@ void Service::publish_snapshot(const gate::TaskState& s) {
   snap.status = s.status;
   snap.turn = s.turn_index;
   snap.grants = s.grants;
-  snap.ask_ms = s.ask_ms.value_or(ask_default_ms_);
+  // Ask mode can be turned on by central policy, never off (gate/central_policy.hpp).
+  snap.ask_ms = gate::effective_ask_ms(s.ask_ms.value_or(ask_default_ms_), effective_);
   // The next of this turn's grants to expire, for the publication that ends it.
   const int64_t now = base::now_ms();
   std::optional<int64_t> next;
@@ -245,6 +248,7 @@ StatusReport Service::status() {
   out.ask = ask_status();
   out.foreign_mounts = foreign_mounts_;
   out.fleet = fleet_;
+  out.policy = policy_json(now);
   if (!state_error_.empty()) {
     out.state_error = state_error_;
     out.repair = kStateRepairHint;

@@ -26,6 +26,7 @@
 #include "base/would_block.hpp"
 #include "gate/actor.hpp"
 #include "gate/ask.hpp"
+#include "gate/central_policy.hpp"
 #include "gate/gate.hpp"
 #include "gate/task_state.hpp"
 #include "memory/ledger.hpp"
@@ -77,6 +78,13 @@ class Service {
   // A fleet bridge's report (approvers only): the centre reachable or not, a
   // stale central decision dropped. Audited; shown by status and status.md.
   FleetLink fleet_report(const FleetReportArgs& args, const gate::Actor& actor);
+
+  // Central policy (gate/central_policy.hpp; service/service_policy.cpp), sent by
+  // a fleet bridge (approvers only): checked in full, merged with the daemon's own
+  // settings so that nothing loosens, kept in .longrun/policy.json, audited
+  // (policy_applied, or policy_refused with nothing of it applied). Answers the
+  // policy now in force, as status shows it.
+  nlohmann::json apply_policy(const nlohmann::json& policy, const gate::Actor& actor);
 
   // Memory (service/service_memory.cpp).
   MemorySearchResult memory_search(const std::string& query, size_t limit);
@@ -206,6 +214,24 @@ class Service {
   void close_ask_request(const std::string& request_id, const std::string& why);
   AskStatus ask_status() const;
 
+  // Central policy (service/service_policy.cpp). At start: the daemon's own
+  // protected globs, and the policy last applied, as .longrun/policy.json has it.
+  void load_policy();
+  // What is in force as of `now_ms`, given to the gate (protected globs) and the
+  // expiry thread; the caller publishes (caller holds mu_, or constructs).
+  void refresh_policy(int64_t now_ms);
+  // A rule's expiry passed: published again without it, and said (policy_expired).
+  void policy_expired();
+  // The policy as status shows it (caller holds mu_).
+  nlohmann::json policy_json(int64_t now_ms) const;
+  // The ask mode of the gate: the task's or the mount's, or the policy's when they are off.
+  int64_t ask_ms_in_force() const;
+  // A request every path of which an auto_approve rule covers is approved by the
+  // daemon, as a grant narrowed to the rule's ops (caller holds mu_); a request
+  // of ask mode, only when the rule's ops hold the class of the op that asked.
+  // Fills `result`'s auto_grant and auto_source when it does.
+  void auto_approve(RequestResult& result, gate::OpMask asked = 0);
+
   // Error{foreign_mount} while a foreign mount is listed (caller holds mu_;
   // service/service_foreign_mounts.cpp).
   void require_no_foreign_mount() const;
@@ -243,6 +269,17 @@ class Service {
   // change to the ledger's requests (all of them go through this class).
   std::optional<std::vector<memory::Request>> pending_;
   std::string pending_task_;
+  // Central policy: the daemon's own protected globs (the mount's), the policy
+  // applied (its wire form, as kept on disk), and what is in force of it.
+  std::vector<std::string> local_protected_;
+  gate::CentralPolicy policy_;
+  nlohmann::json policy_wire_;
+  int64_t policy_applied_ms_ = 0;
+  uint32_t policy_by_uid_ = 0;
+  std::string policy_error_;  // why .longrun/policy.json could not be read back
+  gate::EffectivePolicy effective_;
+  int64_t policy_checked_ms_ = 0;  // policy_expired() said those up to this time
+  GrantExpiry policy_expiry_{[this] { policy_expired(); }};
   // Publishes at every grant's expiry (grant_expiry.hpp); last, so that it stops first.
   int64_t last_expiry_ms_ = 0;  // grants_expired() said those up to this time
   GrantExpiry expiry_{[this] { grants_expired(); }};

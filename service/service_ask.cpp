@@ -59,12 +59,16 @@ void Service::open_ask(const gate::Ask& ask) {
     spdlog::info("request {} (ask mode): {} by uid {} pid {}", r.id, op, ask.caller.uid,
                  ask.caller.pid);
     json out = request_json(r);
-    out["ask"] = {{"op", op}, {"timeout_ms", state_.ask_ms.value_or(ask_default_ms_)}};
+    out["ask"] = {{"op", op}, {"timeout_ms", ask_ms_in_force()}};
     emit({{"type", "request"},
           {"request", out},
           {"uid", ask.caller.uid},
           {"pid", ask.caller.pid},
           {"command", command}});
+    // A central auto_approve rule that covers the paths and the op answers it at once.
+    RequestResult filed{std::move(r), {}, {}};
+    auto_approve(filed, gate::op_class(ask.op));
+    if (filed.auto_grant) answer_ask(filed.request.id, true);
   } catch (const std::exception& e) {
     spdlog::warn("ask mode: cannot record the request for a {}: {}", op, e.what());
     ask_channel_->answer(ask.id, false);
@@ -117,7 +121,7 @@ void Service::end_asks(const std::string& why) {
 }
 
 AskStatus Service::ask_status() const {
-  const int64_t ms = state_.ask_ms.value_or(ask_default_ms_);
+  const int64_t ms = ask_ms_in_force();
   return {ms, ms > 0 && ask_channel_ != nullptr, state_.ask_ms.has_value(), waited_asks_.size()};
 }
 
@@ -135,7 +139,7 @@ SetAskResult Service::set_ask(std::optional<int64_t> ms, const gate::Actor& acto
   gate::TaskState next = state_;
   next.ask_ms = ms;
   commit(std::move(next));
-  if (state_.ask_ms.value_or(ask_default_ms_) == 0) end_asks("turned off");
+  if (ask_ms_in_force() == 0) end_asks("turned off");
   const AskStatus ask = ask_status();
   emit({{"type", "ask"},
         {"ask",

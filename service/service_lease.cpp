@@ -64,8 +64,10 @@ GrantResult Service::grant(const GrantArgs& args, const gate::Actor& actor) {
   g.paths = normalize_paths(args.paths, store_.dir().root());
   g.ops = args.ops;
   g.issued_ms = base::now_ms();
-  if (args.ttl_ms) g.expires_ms = g.issued_ms + *args.ttl_ms;
-  issue_grant(std::move(next), g, args.ttl_ms.value_or(0));
+  // A central ttl_cap shortens it, never lengthens it (gate/central_policy.hpp).
+  const std::optional<int64_t> ttl = gate::capped_ttl_ms(args.ttl_ms, effective_);
+  if (ttl) g.expires_ms = g.issued_ms + *ttl;
+  issue_grant(std::move(next), g, ttl.value_or(0));
   spdlog::info("grant {} for turn {} by uid {}: {}", g.id, g.turn, actor.uid, g.reason);
   emit({{"type", "grant"}, {"grant", to_json(g)}, {"uid", actor.uid}});
   return {g, state_.turn_index};
@@ -187,7 +189,10 @@ RequestResult Service::request(const RequestArgs& args, const gate::Actor& actor
         {"uid", actor.uid},
         {"pid", actor.pid},
         {"command", command}});
-  return {std::move(r)};
+  RequestResult out{std::move(r), {}, {}};
+  // Inside the turn it was asked in, under the lock: never across a turn.
+  if (state_.task_id == out.request.task_id) auto_approve(out);
+  return out;
 }
 
 ApproveResult Service::approve(const std::string& request_id, const std::string& reason,
@@ -217,7 +222,9 @@ ApproveResult Service::approve(const std::string& request_id, const std::string&
   g.paths = r.paths;
   g.issued_ms = base::now_ms();
   g.request_id = r.id;
-  issue_grant(std::move(next), g, 0);
+  const std::optional<int64_t> ttl = gate::capped_ttl_ms(std::nullopt, effective_);
+  if (ttl) g.expires_ms = g.issued_ms + *ttl;
+  issue_grant(std::move(next), g, ttl.value_or(0));
   spdlog::info("request {} approved by uid {} as grant {}", r.id, actor.uid, g.id);
   answer_ask(r.id, true);  // published: the parked operation now runs under the grant
   emit({{"type", "decision"},

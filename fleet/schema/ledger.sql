@@ -339,3 +339,31 @@ $$;
 REVOKE ALL ON FUNCTION fleet.enroll_machine(fleet.role_name, text),
   fleet.enroll_person(fleet.role_name, text),
   fleet.delegate(fleet.role_name, fleet.role_name, text) FROM PUBLIC;
+
+-- migration: 2 policy notifies
+-- A policy row inserted, changed or deleted wakes the bridges it concerns (the
+-- row's machine, or every machine for an all-machines row), on the channel
+-- their decisions use: an empty payload, the bridge reads its rows itself.
+-- A rule's scope is '*' (every project of the machine) or one project's root.
+ALTER TABLE fleet.policy ALTER COLUMN scope SET DEFAULT '*';
+CREATE FUNCTION fleet.notify_policy() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = fleet, pg_temp AS $$
+DECLARE
+  target text := CASE WHEN TG_OP = 'DELETE' THEN OLD.machine ELSE NEW.machine END;
+  m record;
+BEGIN
+  IF TG_OP = 'UPDATE' AND OLD.machine IS DISTINCT FROM NEW.machine AND OLD.machine IS NOT NULL THEN
+    PERFORM pg_notify('fleet_machine_' || OLD.machine, '');
+  END IF;
+  IF target IS NULL OR (TG_OP = 'UPDATE' AND OLD.machine IS NULL) THEN
+    FOR m IN SELECT name FROM fleet.machines LOOP
+      PERFORM pg_notify('fleet_machine_' || m.name, '');
+    END LOOP;
+  ELSE
+    PERFORM pg_notify('fleet_machine_' || target, '');
+  END IF;
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER policy_notifies AFTER INSERT OR UPDATE OR DELETE ON fleet.policy
+  FOR EACH ROW EXECUTE FUNCTION fleet.notify_policy();
