@@ -9,6 +9,7 @@
 #   start_fleet_console NAME WHO [console args...]   URL in $url, origin in $origin,
 #                       token in $token; its pid is added to $fleet_consoles
 #   snapshot ORIGIN TOKEN   the first snapshot the console's /events sends
+# shellcheck shell=sh disable=SC2034,SC2154
 . "$src/scripts/lib/pg-cluster.sh"
 fleet_consoles=""
 

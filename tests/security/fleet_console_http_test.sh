@@ -47,10 +47,14 @@ echo "INSERT INTO fleet.audit_records (project_id, seq, ts_ms, prev, hash, line,
 # No console on another address, none with a password on its command line.
 if PGPASSFILE=$base/people.pgpass "$leasectl" fleet --db "host=$base/pg/sock port=5432 dbname=fleet user=alice" \
   console --listen 0.0.0.0:0 >"$base/wide.out" 2>&1; then fail "a console on 0.0.0.0"; else code=$?; fi
-[ "$code" = 2 ] && grep -q 'loopback address only' "$base/wide.out" || fail "0.0.0.0 refused: $code $(cat "$base/wide.out")"
+if [ "$code" != 2 ] || ! grep -q 'loopback address only' "$base/wide.out"; then
+  fail "0.0.0.0 refused: $code $(cat "$base/wide.out")"
+fi
 if "$leasectl" fleet --db "host=$base/pg/sock port=5432 dbname=fleet user=alice password=$alice_pw" \
   console >"$base/pw.out" 2>&1; then fail "a console with a password in --db"; else code=$?; fi
-[ "$code" = 2 ] && grep -q 'holds a password' "$base/pw.out" || fail "a password refused: $code $(cat "$base/pw.out")"
+if [ "$code" != 2 ] || ! grep -q 'holds a password' "$base/pw.out"; then
+  fail "a password refused: $code $(cat "$base/pw.out")"
+fi
 echo "ok: loopback only, and no password on the command line"
 
 start_fleet_console alice alice
