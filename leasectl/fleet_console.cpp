@@ -80,6 +80,21 @@ json refusal_json(const std::string& project_id, const std::string& seq, const s
   return out;
 }
 
+// libpq's messages run over lines ("...failed: ...\n\tIs the server running"):
+// one line of them for the page's header.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c != '\n' && c != '\t' && c != '\r') {
+      out += c;
+    } else if (!out.empty() && out.back() != ' ') {
+      out += ' ';
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 json failure(const std::string& code, const std::string& message) {
   return {{"ok", false}, {"error", {{"code", code}, {"message", base::inert(message)}}}};
 }
@@ -169,7 +184,7 @@ class FleetDesk {
     return failure(
         no_server ? "unreachable" : "refused",
         std::string(no_server ? "the ledger does not answer: " : "the ledger refused: ") +
-            e.what());
+            one_line(e.what()));
   }
 
   // The session, opened again when the last one broke. Under db_mu_.
