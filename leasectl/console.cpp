@@ -15,6 +15,7 @@
 
 #include "leasectl/console_assets.hpp"
 #include "leasectl/console_guard.hpp"
+#include "leasectl/console_http.hpp"
 #include "protocol/client.hpp"
 #include "protocol/daemon_discovery.hpp"
 
@@ -29,7 +30,6 @@ using protocol::DiscoveredDaemon;
 constexpr auto kPollEvery = std::chrono::milliseconds(1000);
 constexpr int kRescanEvery = 2;  // polls between two looks for daemons
 constexpr const char* kCookie = "leasefs_console_token";
-constexpr const char* kTokenHeader = "X-Console-Token";
 
 // What a page may ask a daemon to do; everything else is refused here.
 const std::set<std::string> kActions = {"approve", "reject", "grant", "revoke",      "end-turn",
@@ -151,26 +151,6 @@ class Console {
   bool stopped_ = false;
 };
 
-std::string cookie_token(const httplib::Request& req) {
-  const std::string cookies = req.get_header_value("Cookie");
-  const std::string key = std::string(kCookie) + "=";
-  size_t pos = 0;
-  while (pos < cookies.size()) {
-    size_t end = cookies.find(';', pos);
-    if (end == std::string::npos) end = cookies.size();
-    std::string part = cookies.substr(pos, end - pos);
-    part.erase(0, part.find_first_not_of(' '));
-    if (part.compare(0, key.size(), key) == 0) return part.substr(key.size());
-    pos = end + 1;
-  }
-  return "";
-}
-
-void refuse(httplib::Response& res, int status, const std::string& why) {
-  res.status = status;
-  res.set_content(why + "\n", "text/plain; charset=utf-8");
-}
-
 std::atomic<bool> g_stop{false};
 httplib::Server* g_server = nullptr;
 void on_stop_signal(int) {
@@ -178,73 +158,10 @@ void on_stop_signal(int) {
   if (g_server) g_server->stop();
 }
 
-// Every request: this console's Host, its own Origin if any, and the token.
-httplib::Server::HandlerResponse screen(const ConsoleGuard& guard, const httplib::Request& req,
-                                        httplib::Response& res) {
-  if (!guard.host_ok(req.get_header_value("Host"))) {
-    refuse(res, 403, "wrong Host");
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  if (req.has_header("Origin") && !guard.origin_ok(req.get_header_value("Origin"))) {
-    refuse(res, 403, "wrong Origin");
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  if (req.method == "POST") {
-    // An action carries the token in a header, which no other site can set,
-    // and comes from this page.
-    if (!guard.origin_ok(req.get_header_value("Origin"))) {
-      refuse(res, 403, "an action needs this console's Origin");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (!guard.token_ok(req.get_header_value(kTokenHeader))) {
-      refuse(res, 401, "an action needs the token in the X-Console-Token header");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
-      refuse(res, 415, "an action is a JSON body");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  }
-  if (req.method != "GET") {
-    refuse(res, 405, "GET or POST");
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  if (!guard.token_ok(req.get_param_value("token")) && !guard.token_ok(cookie_token(req)) &&
-      !guard.token_ok(req.get_header_value(kTokenHeader))) {
-    refuse(res, 401, "this console needs its token: open the URL leasectl console printed");
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  return httplib::Server::HandlerResponse::Unhandled;
-}
-
 // The page, its assets, the event stream and the one action route.
 void add_routes(httplib::Server& server, const ConsoleGuard& guard, Console& console) {
-  server.set_default_headers({
-      {"Content-Security-Policy",
-       "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-       "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
-      {"X-Content-Type-Options", "nosniff"},
-      {"X-Frame-Options", "DENY"},
-      {"Referrer-Policy", "no-referrer"},
-      {"Cache-Control", "no-store"},
-  });
-  server.set_pre_routing_handler([&guard](const httplib::Request& req, httplib::Response& res) {
-    return screen(guard, req, res);
-  });
-  server.Get("/", [&](const httplib::Request& req, httplib::Response& res) {
-    if (req.has_param("token")) {
-      // Into a cookie, and out of the address bar and the history.
-      res.set_header("Set-Cookie", std::string(kCookie) + "=" + guard.token() +
-                                       "; Path=/; HttpOnly; SameSite=Strict");
-      res.set_redirect("/", 303);
-      return;
-    }
-    std::string page(kConsoleHtml);
-    const std::string mark = "@TOKEN@";
-    page.replace(page.find(mark), mark.size(), guard.token());
-    res.set_content(page, "text/html; charset=utf-8");
-  });
+  guard_every_request(server, guard, kCookie);
+  serve_console_page(server, guard, kCookie, kConsoleHtml);
   server.Get("/console.js", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(std::string(kConsoleJs), "text/javascript; charset=utf-8");
   });
@@ -280,36 +197,12 @@ void add_routes(httplib::Server& server, const ConsoleGuard& guard, Console& con
 }  // namespace
 
 int run_console(const ConsoleOptions& options) {
-  const size_t colon = options.listen.rfind(':');
-  if (colon == std::string::npos) {
-    std::fprintf(stderr, "leasectl console: --listen takes ADDR:PORT, not '%s'\n",
-                 options.listen.c_str());
-    return 2;
-  }
-  std::string host = options.listen.substr(0, colon);
-  if (host.size() > 1 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  int port = 0;
-  try {
-    port = std::stoi(options.listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    port = -1;
-  }
-  if (port < 0 || port > 65535) {
-    std::fprintf(stderr, "leasectl console: '%s' is not a port\n",
-                 options.listen.substr(colon + 1).c_str());
-    return 2;
-  }
-
   httplib::Server server;
-  const int bound =
-      port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
-  if (bound <= 0) {
-    std::fprintf(stderr, "leasectl console: cannot listen on %s\n", options.listen.c_str());
-    return 1;
-  }
-  const ConsoleGuard guard(new_console_token(), host, bound);
+  int exit_code = 0;
+  const std::optional<Listening> at =
+      bind_console(server, options.listen, "leasectl console", exit_code);
+  if (!at) return exit_code;
+  const ConsoleGuard guard(new_console_token(), at->host, at->port);
   Console console(options);
   add_routes(server, guard, console);
 
@@ -320,8 +213,7 @@ int run_console(const ConsoleOptions& options) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  const std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  std::printf("http://%s:%d/?token=%s\n", shown_host.c_str(), bound, guard.token().c_str());
+  std::printf("%s\n", console_url(*at, guard).c_str());
   std::fflush(stdout);
   std::fprintf(
       stderr,

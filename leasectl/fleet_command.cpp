@@ -11,6 +11,7 @@
 #include "fleet/chain_verifier.hpp"
 #include "fleet/person_desk.hpp"
 #include "fleet/person_login.hpp"
+#include "leasectl/fleet_console.hpp"
 
 namespace leasefs::leasectl {
 
@@ -29,6 +30,7 @@ struct FleetOptions {
   std::string project;
   std::string path_prefix;
   std::vector<std::string> key_files;
+  std::string listen = FleetConsoleOptions{}.listen;
 };
 
 std::string joined(const std::vector<std::string>& items) {
@@ -172,6 +174,13 @@ void add_fleet_command(CLI::App& app, std::function<int()>& run) {
       };
     });
   }
+  auto* console_cmd = fleet->add_subcommand(
+      "console", "serve a web page on loopback to see and decide the requests you may decide");
+  console_cmd
+      ->add_option("--listen", o->listen,
+                   "ADDR:PORT on a loopback address (default 127.0.0.1 and a free port)")
+      ->capture_default_str();
+  console_cmd->callback([&run, o] { run = [o] { return run_fleet_console({o->listen, o->db}); }; });
   auto* verify_cmd = fleet->add_subcommand(
       "verify", "walk every (machine, project) chain of shipped audit records and signed heads");
   verify_cmd

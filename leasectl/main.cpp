@@ -28,6 +28,7 @@
 #include "leasectl/command_line.hpp"
 #include "leasectl/console.hpp"
 #include "leasectl/fleet_command.hpp"
+#include "leasectl/fleet_console.hpp"
 #include "leasectl/host_hooks.hpp"
 #include "leasectl/mcp_server.hpp"
 #include "leasectl/output.hpp"
@@ -392,7 +393,22 @@ void add_console_command(CLI::App& app, const Options& o, Run& run) {
       ->add_option("--listen", console_options->listen,
                    "ADDR:PORT to listen on (default 127.0.0.1 and a free port)")
       ->capture_default_str();
-  console_cmd->callback([&run, &o, console_options] {
+  // --fleet: the same page for the fleet's ledger (`leasectl fleet console`).
+  auto fleet = std::make_shared<leasefs::leasectl::FleetConsoleOptions>();
+  auto use_fleet = std::make_shared<bool>(false);
+  auto* fleet_flag = console_cmd->add_flag(
+      "--fleet", *use_fleet,
+      "show the fleet's ledger under your own database role, not this machine's daemons");
+  console_cmd
+      ->add_option("--db", fleet->db,
+                   "with --fleet: libpq connection string, without a password (~/.pgpass)")
+      ->needs(fleet_flag);
+  console_cmd->callback([&run, &o, console_options, fleet, use_fleet] {
+    if (*use_fleet) {
+      fleet->listen = console_options->listen;
+      run = [fleet] { return leasefs::leasectl::run_fleet_console(*fleet); };
+      return;
+    }
     run = [&o, console_options] {
       // A named daemon (--socket, LEASEFS_SOCKET) is the only one shown.
       console_options->socket = o.socket;

@@ -262,6 +262,15 @@ function renderDaemon(d) {
     ' · turn ' + s.turn + ' · ',
     el('button', { type: 'button', onclick: () => act(d.id, 'end-turn', {}) }, 'End turn')));
 
+  // What this daemon's fleet bridge last said (status.md says the same).
+  const fleet = s.fleet;
+  if (fleet && fleet.centre) {
+    const up = fleet.centre === 'reachable';
+    section.append(el('p', { class: up ? 'good' : 'bad', 'data-centre': fleet.centre },
+      'Fleet: the centre is ' + fleet.centre, fleet.detail ? ' (' : '', fleet.detail ? words(fleet.detail) : '',
+      fleet.detail ? ')' : '', up ? '' : '; writes stay refused, and an approval here still works (audited as local)'));
+  }
+
   const ask = s.ask || {};
   section.append(el('div', { class: 'actions' }, 'Ask mode: ',
     el('b', {}, ask.on ? 'on (a refused write waits ' + Math.round((ask.timeout_ms || 0) / 1000) + ' s)' : 'off'),

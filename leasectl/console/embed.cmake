@@ -1,7 +1,8 @@
 # Writes the console's page, script and style into one header (cmake -P), so the
 # binary serves them with nothing read from disk at run time.
 set(out "// Generated from leasectl/console/ by embed.cmake; do not edit.\n#pragma once\n#include <string_view>\nnamespace leasefs::leasectl {\n")
-foreach(pair "kConsoleHtml=index.html" "kConsoleJs=console.js" "kConsoleCss=console.css")
+foreach(pair "kConsoleHtml=index.html" "kConsoleJs=console.js" "kConsoleCss=console.css"
+    "kFleetHtml=fleet.html" "kFleetJs=fleet.js")
   string(REPLACE "=" ";" parts "${pair}")
   list(GET parts 0 name)
   list(GET parts 1 file)

@@ -118,6 +118,14 @@ async function bandUnderHeader(page) {
       'the long word is cut with an ellipsis');
     await page.screenshot({ path: path.join(SHOTS, 'console-request.png') });
 
+    // A fleet bridge says the centre is down: the page says so, and a local
+    // approval (the click below) still works.
+    execFileSync(LEASECTL, ['--socket', SOCK, 'fleet', 'report', '--centre', 'unreachable', '--detail', 'no route to the ledger']);
+    const centre = page.locator('section.daemon p[data-centre="unreachable"]');
+    await centre.waitFor({ timeout: 15000 });
+    check((await centre.textContent()).startsWith('Fleet: the centre is unreachable (no route to the ledger)'),
+      'the page says the fleet centre is unreachable');
+
     await row.getByRole('button', { name: 'Approve' }).click();
     await row.waitFor({ state: 'detached', timeout: 15000 });
     await page.locator('tr[data-grant]').first().waitFor({ timeout: 15000 });
