@@ -53,7 +53,7 @@ BENCHMARK(StateRecordRebuilt)->Arg(1)->Arg(25)->Arg(50);
 // (as a grant does), the grants' texts kept from the record before.
 void StateRecord(benchmark::State& st) {
   gate::TaskState s = state_with(st.range(0));
-  service::StateText text;
+  state::StateText text;
   (void)text.of(s);
   gate::Grant added = s.grants.empty() ? gate::Grant{} : s.grants.back();
   uint64_t n = 0;

@@ -92,7 +92,7 @@ int run_unmount(const std::string& given, bool force) {
   pid_t pid = 0;
   {
     base::UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (fd) pid = service::LongrunDir::lock_holder(fd.get());
+    if (fd) pid = state::LongrunDir::lock_holder(fd.get());
   }
   if (pid <= 0 && !force) {
     // No daemon holds the root, yet the mount answered: one being torn down.

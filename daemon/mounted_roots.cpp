@@ -24,7 +24,7 @@ bool check_existing_mount(const std::string& path, const std::string& root, bool
   }
   pid_t pid = 0;
   base::UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (fd) pid = service::LongrunDir::lock_holder(fd.get());
+  if (fd) pid = state::LongrunDir::lock_holder(fd.get());
   *error = root + " is already served by leasefs" +
            (pid > 0 ? " (pid " + std::to_string(pid) + ")" : std::string()) +
            "; stop it with `leasefs unmount " + path + "`";

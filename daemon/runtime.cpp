@@ -142,7 +142,7 @@ struct Runtime::Impl {
 
   ~Impl() { shutdown(); }
 
-  static report::HeadSigner::Options head_signer_options(const service::LongrunDir& dir,
+  static report::HeadSigner::Options head_signer_options(const state::LongrunDir& dir,
                                                          const std::string& root,
                                                          const std::string& key_path) {
     const std::string name = signing::machine_key_name();
@@ -225,9 +225,9 @@ struct Runtime::Impl {
   std::string root_path;
   RuntimeOptions options;
   std::string socket_path;
-  service::LongrunDir dir;
+  state::LongrunDir dir;
   base::DiskReserve reserve;  // before the stores, so that it is allocated first
-  service::StateStore store;
+  state::StateStore store;
   memory::SqliteMemoryStore memory;
   memory::Ledger ledger;
   memory::IdempotencyStore idempotency;

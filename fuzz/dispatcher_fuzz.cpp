@@ -35,8 +35,8 @@ struct World {
     char tmpl[] = "/tmp/leasefs-fuzz-XXXXXX";
     path = ::mkdtemp(tmpl);
     root_fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    dir = std::make_unique<service::LongrunDir>(root_fd, path);
-    store = std::make_unique<service::StateStore>(*dir);
+    dir = std::make_unique<state::LongrunDir>(root_fd, path);
+    store = std::make_unique<state::StateStore>(*dir);
     memory = std::make_unique<memory::SqliteMemoryStore>(dir->path("memory.db"));
     ledger = std::make_unique<memory::Ledger>(dir->path("memory.db"));
     service = std::make_unique<service::Service>(*store, *memory, ledger.get(), gate, bus);
@@ -49,8 +49,8 @@ struct World {
   int root_fd = -1;
   gate::Gate gate;
   report::EventBus bus;
-  std::unique_ptr<service::LongrunDir> dir;
-  std::unique_ptr<service::StateStore> store;
+  std::unique_ptr<state::LongrunDir> dir;
+  std::unique_ptr<state::StateStore> store;
   std::unique_ptr<memory::SqliteMemoryStore> memory;
   std::unique_ptr<memory::Ledger> ledger;
   std::unique_ptr<service::Service> service;

@@ -31,7 +31,7 @@ constexpr const char* kStateRepairHint =
 
 }  // namespace
 
-Service::Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger,
+Service::Service(state::StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger,
                  gate::Gate& gate, EventBus& events)
     : store_(store), memory_(memory), ledger_(ledger), gate_(gate), events_(events) {
   try {
@@ -158,9 +158,9 @@ void Service::commit(gate::TaskState next, Durability durability,
   next.updated_ms = base::now_ms();
   uint64_t ticket = 0;
   try {
-    ticket =
-        store_.append(next, durability == Durability::kBeforeReply ? StateLog::Sync::kNow
-                                                                   : StateLog::Sync::kGathered);
+    ticket = store_.append(next, durability == Durability::kBeforeReply
+                                     ? state::StateLog::Sync::kNow
+                                     : state::StateLog::Sync::kGathered);
   } catch (const base::WouldBlock&) {
     throw;  // nothing was written: a worker does it all again
   } catch (...) {

@@ -49,8 +49,8 @@ class Service {
  public:
   // The ledger may be null (tests of the state machine alone); request/approve/
   // reject then answer an error.
-  Service(StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger, gate::Gate& gate,
-          EventBus& events);
+  Service(state::StateStore& store, memory::MemoryStore& memory, memory::Ledger* ledger,
+          gate::Gate& gate, EventBus& events);
 
   // Each answers a plain result (service/results.hpp); control/ renders it.
   StatusReport status();
@@ -180,7 +180,8 @@ class Service {
   void require_readable_state() const;
 
   // The task (service/service_task.cpp).
-  CheckpointResult replay_pending(const PendingCheckpoint& pending, const gate::Actor& actor);
+  CheckpointResult replay_pending(const state::PendingCheckpoint& pending,
+                                  const gate::Actor& actor);
   // When state.json is missing: the task of the newest checkpoint marker, if any.
   void recover_from_memory();
   gate::TaskState task_from_checkpoint(const memory::Record& record);
@@ -240,8 +241,8 @@ class Service {
   std::function<nlohmann::json()> heads_status_;
   std::string heads_note_;
   const base::DiskReserve* reserve_ = nullptr;
-  StateStore& store_;
-  StatusFile status_file_{store_};
+  state::StateStore& store_;
+  state::StatusFile status_file_{store_};
   memory::MemoryStore& memory_;
   memory::Ledger* ledger_;
   gate::Gate& gate_;

@@ -154,7 +154,7 @@ CheckpointResult Service::checkpoint(const CheckpointArgs& args, const gate::Act
   state_.grants.clear();
   publish_snapshot(state_);
 
-  PendingCheckpoint p;
+  state::PendingCheckpoint p;
   p.state = state_;
   gate::TaskState& next = p.state;
   next.checkpoint_seq += 1;
@@ -171,7 +171,8 @@ CheckpointResult Service::checkpoint(const CheckpointArgs& args, const gate::Act
   return replay_pending(p, actor);
 }
 
-CheckpointResult Service::replay_pending(const PendingCheckpoint& p, const gate::Actor& actor) {
+CheckpointResult Service::replay_pending(const state::PendingCheckpoint& p,
+                                         const gate::Actor& actor) {
   const std::string& id = p.checkpoint_id;
   if (p.state.task_id != state_.task_id) {
     throw Error(Errc::kStateCorrupt, "the pending checkpoint " + id + " belongs to task " +

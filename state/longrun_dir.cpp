@@ -13,7 +13,7 @@
 
 #include "base/error.hpp"
 
-namespace leasefs::service {
+namespace leasefs::state {
 
 namespace {
 constexpr const char* kDirName = ".longrun";
@@ -151,4 +151,4 @@ void LongrunDir::share_with(std::optional<gid_t> agent_gid) {
   agent_gid_ = agent_gid;
 }
 
-}  // namespace leasefs::service
+}  // namespace leasefs::state

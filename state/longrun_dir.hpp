@@ -12,7 +12,7 @@
 
 #include "base/unique_fd.hpp"
 
-namespace leasefs::service {
+namespace leasefs::state {
 
 class LongrunDir {
  public:
@@ -44,4 +44,4 @@ class LongrunDir {
   std::optional<gid_t> agent_gid_;
 };
 
-}  // namespace leasefs::service
+}  // namespace leasefs::state

@@ -10,7 +10,7 @@
 #include "base/failpoint.hpp"
 #include "base/sha256.hpp"
 
-namespace leasefs::service {
+namespace leasefs::state {
 
 namespace {
 
@@ -195,4 +195,4 @@ void StateLog::sync_loop() {
   }
 }
 
-}  // namespace leasefs::service
+}  // namespace leasefs::state

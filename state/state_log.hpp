@@ -27,7 +27,7 @@
 #include "base/worker_thread.hpp"
 #include "state/longrun_dir.hpp"
 
-namespace leasefs::service {
+namespace leasefs::state {
 
 class StateLog {
  public:
@@ -84,4 +84,4 @@ class StateLog {
   base::WorkerThread syncer_{mu_};
 };
 
-}  // namespace leasefs::service
+}  // namespace leasefs::state

@@ -17,7 +17,7 @@
 #include "base/failpoint.hpp"
 #include "base/would_block.hpp"
 
-namespace leasefs::service {
+namespace leasefs::state {
 
 namespace {
 
@@ -223,4 +223,4 @@ void StateStore::clear_pending_checkpoint() {
   if (::fsync(dir_.fd()) != 0) io_fail("cannot fsync", dir_.root() + "/.longrun");
 }
 
-}  // namespace leasefs::service
+}  // namespace leasefs::state

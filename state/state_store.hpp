@@ -17,7 +17,7 @@
 #include "state/state_log.hpp"
 #include "state/state_text.hpp"
 
-namespace leasefs::service {
+namespace leasefs::state {
 
 // A checkpoint between its intent and its completion (I2): written before the
 // memory save, removed once state.json has it.
@@ -80,4 +80,4 @@ class StateStore {
   mutable std::atomic<bool> pending_{false};  // pending_checkpoint.json exists
 };
 
-}  // namespace leasefs::service
+}  // namespace leasefs::state

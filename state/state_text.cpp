@@ -1,6 +1,6 @@
 #include "state/state_text.hpp"
 
-namespace leasefs::service {
+namespace leasefs::state {
 
 base::JsonText StateText::of(const gate::TaskState& state) {
   ++generation_;
@@ -19,4 +19,4 @@ base::JsonText StateText::of(const gate::TaskState& state) {
                                      base::JsonText(grants));
 }
 
-}  // namespace leasefs::service
+}  // namespace leasefs::state

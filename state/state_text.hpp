@@ -11,7 +11,7 @@
 #include "base/json_text.hpp"
 #include "gate/task_state.hpp"
 
-namespace leasefs::service {
+namespace leasefs::state {
 
 class StateText {
  public:
@@ -28,4 +28,4 @@ class StateText {
   uint64_t generation_ = 0;
 };
 
-}  // namespace leasefs::service
+}  // namespace leasefs::state

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-namespace leasefs::service {
+namespace leasefs::state {
 
 StatusFile::StatusFile(const StateStore& store) : store_(store) {
   writer_.start("status-md", [this] { write_loop(); });
@@ -55,4 +55,4 @@ void StatusFile::write_loop() {
   }
 }
 
-}  // namespace leasefs::service
+}  // namespace leasefs::state

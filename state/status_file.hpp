@@ -19,7 +19,7 @@
 #include "base/worker_thread.hpp"
 #include "state/state_store.hpp"
 
-namespace leasefs::service {
+namespace leasefs::state {
 
 class StatusFile {
  public:
@@ -56,4 +56,4 @@ class StatusFile {
   base::WorkerThread writer_{mu_};
 };
 
-}  // namespace leasefs::service
+}  // namespace leasefs::state

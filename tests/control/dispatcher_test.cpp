@@ -248,8 +248,8 @@ TEST_F(DispatcherTest, MemoryFailuresBecomeMemoryError) {
   report::EventBus bus;
   test::TempDir other;
   base::UniqueFd fd(::open(other.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  service::LongrunDir dir(fd.get(), other.path());
-  service::StateStore store(dir);
+  state::LongrunDir dir(fd.get(), other.path());
+  state::StateStore store(dir);
   service::Service service(store, broken, nullptr, gate, bus);
   CommandContext ctx;
   ctx.service = &service;

@@ -29,8 +29,8 @@ class LoopAnswers : public ::testing::Test {
  protected:
   void SetUp() override {
     root_fd_.reset(::open(tmp_.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    dir_ = std::make_unique<service::LongrunDir>(root_fd_.get(), tmp_.path());
-    store_ = std::make_unique<service::StateStore>(*dir_);
+    dir_ = std::make_unique<state::LongrunDir>(root_fd_.get(), tmp_.path());
+    store_ = std::make_unique<state::StateStore>(*dir_);
     ledger_ = std::make_unique<memory::Ledger>(dir_->path("memory.db"));
     service_ = std::make_unique<service::Service>(*store_, memory_, ledger_.get(), gate_, bus_);
     CommandContext ctx;
@@ -63,8 +63,8 @@ class LoopAnswers : public ::testing::Test {
 
   leasefs::test::TempDir tmp_;
   base::UniqueFd root_fd_;
-  std::unique_ptr<service::LongrunDir> dir_;
-  std::unique_ptr<service::StateStore> store_;
+  std::unique_ptr<state::LongrunDir> dir_;
+  std::unique_ptr<state::StateStore> store_;
   testing::FakeMemory memory_;
   std::unique_ptr<memory::Ledger> ledger_;
   gate::Gate gate_;
@@ -179,7 +179,7 @@ TEST_F(LoopAnswers, AFoldOfTheStateLogIsLeftToAWorker) {
     return ::stat(log.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   };
   uint64_t turns = 0;
-  while (size() < service::StateStore::kCompactBytes) {
+  while (size() < state::StateStore::kCompactBytes) {
     ASSERT_FALSE(on_loop(line("turn"), person_).is_null()) << "at " << size() << " bytes";
     ++turns;
   }

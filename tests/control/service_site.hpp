@@ -27,8 +27,8 @@ struct ServiceSite {
 
   test::TempDir tmp;
   base::UniqueFd root_fd;
-  service::LongrunDir dir;
-  service::StateStore store;
+  state::LongrunDir dir;
+  state::StateStore store;
   memory::SqliteMemoryStore memory;
   memory::Ledger ledger;
   gate::Gate gate;

@@ -69,8 +69,8 @@ TEST(AuditIsEvidence, RecoverNeverReadsTheAuditLog) {
   AccessWatch watch(longrun + "audit.jsonl");
 
   base::UniqueFd root(::open(h.root().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  service::LongrunDir dir(root.get(), h.root());
-  service::StateStore store(dir);
+  state::LongrunDir dir(root.get(), h.root());
+  state::StateStore store(dir);
   memory::SqliteMemoryStore memory(dir.path("memory.db"));
   memory::Ledger ledger(dir.path("memory.db"));
   gate::Gate gate;

@@ -28,8 +28,8 @@ struct Daemon {
         memory(dir.path("memory.db")),
         ledger(dir.path("memory.db")),
         service(store, memory, &ledger, gate, events) {}
-  service::LongrunDir dir;
-  service::StateStore store;
+  state::LongrunDir dir;
+  state::StateStore store;
   memory::SqliteMemoryStore memory;
   memory::Ledger ledger;
   Gate gate;

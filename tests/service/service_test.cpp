@@ -65,8 +65,8 @@ class ServiceTest : public ::testing::Test {
   }
 
   TempDir root_;
-  service::LongrunDir dir_;
-  service::StateStore store_;
+  state::LongrunDir dir_;
+  state::StateStore store_;
   FakeMemory memory_;
   memory::Ledger ledger_;
   Gate gate_;
@@ -286,7 +286,7 @@ TEST_F(ServiceTest, I7_AGrantTheLedgerCannotRecordIsRefusedAndLeavesNoLeaseInThe
   EXPECT_THROW(service_->grant({"go", {}, kAllOps, std::nullopt}, kPerson), memory::MemoryError);
   EXPECT_FALSE(can_write());
   EXPECT_TRUE(service_->state().grants.empty());
-  service::StateLog log(dir_);
+  state::StateLog log(dir_);
   auto records = log.read_all();
   ASSERT_FALSE(records.empty());
   EXPECT_TRUE(records.back().state.at("grants").empty()) << records.back().state.dump();

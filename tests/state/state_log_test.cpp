@@ -43,8 +43,8 @@ TaskState at_turn(uint64_t turn) {
 // Three states through a store that then "crashes" (its records stay in the log:
 // the first went to state.json, the two after it only to the log).
 void write_three(const TempDir& root) {
-  service::LongrunDir dir(root.fd(), root.path());
-  auto store = std::make_unique<service::StateStore>(dir);
+  state::LongrunDir dir(root.fd(), root.path());
+  auto store = std::make_unique<state::StateStore>(dir);
   for (uint64_t t = 1; t <= 3; ++t) store->save(at_turn(t));
   const std::string snapshot = TempDir::read(root.longrun("state.json"));
   const std::string log = TempDir::read(root.longrun("state.log"));
@@ -54,8 +54,8 @@ void write_three(const TempDir& root) {
 }
 
 uint64_t turn_after_load(const TempDir& root) {
-  service::LongrunDir dir(root.fd(), root.path());
-  service::StateStore store(dir);
+  state::LongrunDir dir(root.fd(), root.path());
+  state::StateStore store(dir);
   auto s = store.load();
   return s ? s->turn_index : 0;
 }
@@ -136,8 +136,8 @@ TEST(StateLog, I7_RecordsAlreadyInStateJsonAreSkipped) {
 // later one is.
 TEST(StateLog, EveryWaiterReturnsWithItsRecordAndAllBeforeItOnDisk) {
   TempDir root;
-  service::LongrunDir dir(root.fd(), root.path());
-  service::StateLog log(dir);
+  state::LongrunDir dir(root.fd(), root.path());
+  state::StateLog log(dir);
   std::mutex order;  // appends are serialized, as the service's lock does
   uint64_t seq = 0;
   std::vector<std::thread> threads;
@@ -150,7 +150,7 @@ TEST(StateLog, EveryWaiterReturnsWithItsRecordAndAllBeforeItOnDisk) {
           mine = ++seq;
           // Half of them are records nobody would wait for: waiting ends the gathering.
           log.append(mine, base::JsonText(nlohmann::json{{"n", mine}}),
-                     mine % 2 ? service::StateLog::Sync::kGathered : service::StateLog::Sync::kNow);
+                     mine % 2 ? state::StateLog::Sync::kGathered : state::StateLog::Sync::kNow);
         }
         log.wait_durable(mine);
       }
@@ -166,15 +166,14 @@ TEST(StateLog, EveryWaiterReturnsWithItsRecordAndAllBeforeItOnDisk) {
 // the failing sync it meets makes the next append refuse.
 TEST(StateLog, I7_ARecordNobodyWaitsForIsSyncedAllTheSame) {
   TempDir root;
-  service::LongrunDir dir(root.fd(), root.path());
-  service::StateLog log(dir);
+  state::LongrunDir dir(root.fd(), root.path());
+  state::StateLog log(dir);
   ::setenv("LEASEFS_FAILPOINT", "state_log.sync", 1);
-  log.append(1, base::JsonText(nlohmann::json{{"n", 1}}), service::StateLog::Sync::kGathered);
+  log.append(1, base::JsonText(nlohmann::json{{"n", 1}}), state::StateLog::Sync::kGathered);
   bool refused = false;
   for (uint64_t seq = 2; !refused && seq < 10'000; ++seq) {
     try {
-      log.append(seq, base::JsonText(nlohmann::json{{"n", seq}}),
-                 service::StateLog::Sync::kGathered);
+      log.append(seq, base::JsonText(nlohmann::json{{"n", seq}}), state::StateLog::Sync::kGathered);
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), "io_error");
@@ -189,18 +188,17 @@ TEST(StateLog, I7_ARecordNobodyWaitsForIsSyncedAllTheSame) {
 // waits for wakes it (later ones, appended while it gathers, need not).
 TEST(StateLog, I7_ARecordNobodyWaitsForWakesAnIdleSyncer) {
   TempDir root;
-  service::LongrunDir dir(root.fd(), root.path());
-  service::StateLog log(dir);
+  state::LongrunDir dir(root.fd(), root.path());
+  state::StateLog log(dir);
   log.append(1, base::JsonText(nlohmann::json{{"n", 1}}));
   log.wait_durable(1);  // the syncer is idle from here on
   ::setenv("LEASEFS_FAILPOINT", "state_log.sync", 1);
-  log.append(2, base::JsonText(nlohmann::json{{"n", 2}}), service::StateLog::Sync::kGathered);
+  log.append(2, base::JsonText(nlohmann::json{{"n", 2}}), state::StateLog::Sync::kGathered);
   bool refused = false;
   for (uint64_t seq = 3; !refused && seq < 10'000; ++seq) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     try {
-      log.append(seq, base::JsonText(nlohmann::json{{"n", seq}}),
-                 service::StateLog::Sync::kGathered);
+      log.append(seq, base::JsonText(nlohmann::json{{"n", seq}}), state::StateLog::Sync::kGathered);
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), "io_error");
       refused = true;
@@ -229,8 +227,8 @@ struct ServiceOnDisk {
   }
 
   TempDir root;
-  service::LongrunDir dir{root.fd(), root.path()};
-  service::StateStore store{dir};
+  state::LongrunDir dir{root.fd(), root.path()};
+  state::StateStore store{dir};
   memory::SqliteMemoryStore memory{dir.path("memory.db")};
   memory::Ledger ledger{dir.path("memory.db")};
   Gate gate;

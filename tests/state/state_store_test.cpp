@@ -27,8 +27,8 @@ TaskState sample() {
 
 void expect_corrupt(const TempDir& root, const std::string& content, const std::string& why) {
   TempDir::write(root.longrun("state.json"), content);
-  service::LongrunDir dir(root.fd(), root.path());
-  service::StateStore store(dir);
+  state::LongrunDir dir(root.fd(), root.path());
+  state::StateStore store(dir);
   try {
     store.load();
     ADD_FAILURE() << "loaded a corrupt state: " << why;
@@ -42,7 +42,7 @@ void expect_corrupt(const TempDir& root, const std::string& content, const std::
 
 TEST(StateStore, I7_CorruptStateIsAnErrorNeverAnEmptyStart) {
   TempDir root;
-  { service::LongrunDir dir(root.fd(), root.path()); }
+  { state::LongrunDir dir(root.fd(), root.path()); }
   expect_corrupt(root, "{\"task_id\": \"T_1\", \"status\": ", "truncated JSON");
   expect_corrupt(root, "", "empty file");
   expect_corrupt(root, "[1,2,3]", "not an object");
@@ -53,8 +53,8 @@ TEST(StateStore, I7_CorruptStateIsAnErrorNeverAnEmptyStart) {
 
 TEST(StateStore, I7_SaveThenLoadRoundTripsAndLeavesNoTempFile) {
   TempDir root;
-  service::LongrunDir dir(root.fd(), root.path());
-  service::StateStore store(dir);
+  state::LongrunDir dir(root.fd(), root.path());
+  state::StateStore store(dir);
   EXPECT_FALSE(store.load().has_value());
   store.save(sample());
   auto loaded = store.load();
@@ -71,8 +71,8 @@ TEST(StateStore, I7_SaveThenLoadRoundTripsAndLeavesNoTempFile) {
 
 TEST(StateStore, I3_LoadingRevokesAnyLease) {
   TempDir root;
-  service::LongrunDir dir(root.fd(), root.path());
-  service::StateStore store(dir);
+  state::LongrunDir dir(root.fd(), root.path());
+  state::StateStore store(dir);
   store.save(sample());
   EXPECT_NE(TempDir::read(root.longrun("state.json")).find("G_0001"), std::string::npos);
   auto loaded = store.load();
@@ -82,13 +82,13 @@ TEST(StateStore, I3_LoadingRevokesAnyLease) {
 
 TEST(StateStore, I3_OldWritableModeLoadsReadOnly) {
   TempDir root;
-  { service::LongrunDir dir(root.fd(), root.path()); }
+  { state::LongrunDir dir(root.fd(), root.path()); }
   // A state from before schema versions, whose only permission was a mode flag.
   TempDir::write(root.longrun("state.json"),
                  R"({"task_id":"T_old","description":"old","status":"in_progress",)"
                  R"("turn_index":7,"access_mode":"writable"})");
-  service::LongrunDir dir(root.fd(), root.path());
-  service::StateStore store(dir);
+  state::LongrunDir dir(root.fd(), root.path());
+  state::StateStore store(dir);
   auto loaded = store.load();
   ASSERT_TRUE(loaded.has_value());
   EXPECT_EQ(loaded->task_id, "T_old");
@@ -98,7 +98,7 @@ TEST(StateStore, I3_OldWritableModeLoadsReadOnly) {
 
 TEST(LongrunDir, I4_SecondOwnerOfTheSameRootIsRefusedByName) {
   TempDir root;
-  service::LongrunDir first(root.fd(), root.path());
+  state::LongrunDir first(root.fd(), root.path());
   // A second process trying to own the root.
   int pipefd[2];
   ASSERT_EQ(::pipe(pipefd), 0);
@@ -107,7 +107,7 @@ TEST(LongrunDir, I4_SecondOwnerOfTheSameRootIsRefusedByName) {
     ::close(pipefd[0]);
     std::string msg;
     try {
-      service::LongrunDir second(root.fd(), root.path());
+      state::LongrunDir second(root.fd(), root.path());
       msg = "acquired";
     } catch (const Error& e) {
       msg = std::string(e.code()) + ": " + e.what();
@@ -124,19 +124,19 @@ TEST(LongrunDir, I4_SecondOwnerOfTheSameRootIsRefusedByName) {
   std::string msg(buf, n > 0 ? static_cast<size_t>(n) : 0);
   EXPECT_NE(msg.find("root_locked"), std::string::npos) << msg;
   EXPECT_NE(msg.find("pid " + std::to_string(::getpid())), std::string::npos) << msg;
-  EXPECT_EQ(service::LongrunDir::lock_holder(root.fd()), ::getpid());
+  EXPECT_EQ(state::LongrunDir::lock_holder(root.fd()), ::getpid());
 }
 
 TEST(LongrunDir, I4_LockIsReleasedWithItsOwner) {
   TempDir root;
-  { service::LongrunDir first(root.fd(), root.path()); }
-  EXPECT_NO_THROW(service::LongrunDir second(root.fd(), root.path()));
+  { state::LongrunDir first(root.fd(), root.path()); }
+  EXPECT_NO_THROW(state::LongrunDir second(root.fd(), root.path()));
 }
 
 TEST(LongrunDir, I4_EverythingLivesUnderLongrun) {
   TempDir root;
-  service::LongrunDir dir(root.fd(), root.path());
-  service::StateStore store(dir);
+  state::LongrunDir dir(root.fd(), root.path());
+  state::StateStore store(dir);
   store.save(sample());
   EXPECT_TRUE(std::filesystem::is_regular_file(root.longrun("state.json")));
   EXPECT_TRUE(std::filesystem::is_regular_file(root.longrun("lock")));

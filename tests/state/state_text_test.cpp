@@ -7,7 +7,7 @@
 
 #include "base/json_text.hpp"
 
-namespace leasefs::service {
+namespace leasefs::state {
 namespace {
 
 gate::Grant grant(std::string id, std::string reason) {
@@ -76,4 +76,4 @@ TEST(StateText, FollowsEveryChangeOfTheGrantsBetweenRecords) {
 }
 
 }  // namespace
-}  // namespace leasefs::service
+}  // namespace leasefs::state

@@ -12,7 +12,7 @@
 #include "state/state_store.hpp"
 #include "tests/support/temp_dir.hpp"
 
-namespace leasefs::service {
+namespace leasefs::state {
 namespace {
 
 using test::TempDir;
@@ -101,4 +101,4 @@ TEST(StatusFile, TheTextIsMadeOnTheWritersThreadAndAFailureToMakeItIsNotFatal) {
 }
 
 }  // namespace
-}  // namespace leasefs::service
+}  // namespace leasefs::state
