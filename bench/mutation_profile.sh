@@ -10,6 +10,7 @@
 #
 #   bench/mutation_profile.sh BUILD_DIR HP_BINARY [FILES]
 # HP_BINARY: passthrough_hp (fs_bench.sh builds it; hpnowb is the fair one).
+# MUT_PROF_HP_ARGS: its options (e.g. "-o io_uring" for libfuse 3.18's).
 # MUT_PROF_OPS: the workloads of mutation_workload.sh to profile, in order
 # (default "create rename unlink"; "write" needs no files before it).
 # Needs perf (linux-perf) and root. Prints one block per server and operation.
@@ -90,7 +91,8 @@ wait_mounted "$WORK/root"
 profile leasefs "$LPID" "$WORK/root"
 "$LEASEFS" unmount "$WORK/root" >/dev/null
 
-"$HP" --foreground "$WORK/back-hp" "$WORK/mnt-hp" >/dev/null 2>&1 &
+# shellcheck disable=SC2086  # options, split on purpose
+"$HP" ${MUT_PROF_HP_ARGS:-} --foreground "$WORK/back-hp" "$WORK/mnt-hp" >/dev/null 2>&1 &
 PIDS+=($!)
 HPID=$!
 wait_mounted "$WORK/mnt-hp"

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -79,7 +80,7 @@ class UidBudgets {
   std::unordered_map<uid_t, UidUse> uses_;
   size_t agent_connections_ = 0;  // held by non-approvers, all uids together
   size_t agent_watchers_ = 0;
-  std::unordered_map<std::string, std::chrono::steady_clock::time_point> last_notice_;
+  std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> last_notice_;
 };
 
 }  // namespace leasefs::control

@@ -25,11 +25,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "fuse/refusal_note.hpp"
 #include "gate/ask.hpp"
@@ -128,9 +129,11 @@ class ParkedRequests final : public gate::AskWaiter {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<uint64_t, Parked> parked_;
-  std::unordered_map<uint64_t, OpenAsk> asks_;      // this turn's unanswered asks, by id
-  std::unordered_map<std::string, uint64_t> keys_;  // the same, by the grant they would be
-  std::unordered_set<std::string> rejected_;        // this turn's, never asked again
+  std::unordered_map<uint64_t, OpenAsk> asks_;  // this turn's unanswered asks, by id
+  // Keyed by paths the agent names: ordered, so no choice of names makes a lookup
+  // walk them all (journal.hpp says why).
+  std::map<std::string, uint64_t, std::less<>> keys_;  // the same, by the grant they would be
+  std::set<std::string, std::less<>> rejected_;        // this turn's, never asked again
   uint64_t next_id_ = 0;
   uint64_t seen_version_ = 0;  // the newest publication seen, and what it said
   uint64_t turn_ = 0;

@@ -23,7 +23,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -216,9 +215,12 @@ class Journal {
   // follows, and then written with it: one write() per mutation. Every public
   // call flushes before it returns, so each is written before its mutation runs.
   std::string held_lines_;
-  std::vector<std::pair<Entry, bool>> held_;      // each with whether it added to paths_
-  std::unordered_set<std::string> pending_dirs_;  // directories among those lines
-  std::unordered_set<std::string> paths_;
+  std::vector<std::pair<Entry, bool>> held_;  // each with whether it added to paths_
+  // The agent names these paths: ordered sets, not hash sets, since names made to
+  // collide in std::hash (unseeded) would make every lookup, under mu_, walk them
+  // all. Here one costs at most log2(size) comparisons whatever the names.
+  std::set<std::string, std::less<>> pending_dirs_;  // directories among those lines
+  std::set<std::string, std::less<>> paths_;
   std::set<std::pair<uint64_t, uint64_t>> inodes_;
   // Appended-only pre-images of the turn: by path, and the path by inode.
   struct Appended {

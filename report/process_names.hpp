@@ -6,10 +6,10 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "gate/decision.hpp"
 #include "gate/op.hpp"
@@ -33,7 +33,8 @@ class ProcessNames {
   };
   static constexpr size_t kMaxRecent = 4096;
   std::mutex mu_;
-  std::unordered_map<std::string, Recent> recent_;  // key: pid/op/path
+  // Keyed by paths the agent names: ordered (journal/journal.hpp says why).
+  std::map<std::string, Recent, std::less<>> recent_;  // key: pid/op/path
   int64_t last_sweep_ms_ = 0;
 };
 

@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
-#include <unordered_map>
 
 #include "base/json_text.hpp"
 #include "gate/task_state.hpp"
@@ -24,7 +24,7 @@ class StateText {
     base::JsonText text;
     uint64_t generation = 0;  // the last state that held it
   };
-  std::unordered_map<std::string, Kept> grants_;  // by id, the grants of the last state
+  std::map<std::string, Kept, std::less<>> grants_;  // by id, the grants of the last state
   uint64_t generation_ = 0;
 };
 
